@@ -1,0 +1,81 @@
+/*
+ * The C interface between the Open MPI glue (coll_component/, C) and loom's C++ core
+ * (algorithms/). It is deliberately narrow: the glue describes a call (buffers, element
+ * count, a type-erased reduction, a transport made of three C callbacks) and the core picks
+ * and runs an algorithm. Nothing here mentions Open MPI types, so the core stays MPI-free.
+ *
+ * Every function returns 0 on success or a non-zero error code: the transport's own code
+ * when a callback failed, LOOM_ERR_NO_MEMORY or LOOM_ERR_INTERNAL otherwise.
+ */
+#ifndef LOOM_C_API_H
+#define LOOM_C_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { LOOM_SUCCESS = 0, LOOM_ERR_NO_MEMORY = -1001, LOOM_ERR_INTERNAL = -1002 };
+
+/* Point-to-point messaging for one collective call (see algorithms/transport.hpp). */
+typedef struct loom_transport {
+    void *ctx;
+    int rank;
+    int size;
+    int (*isend)(void *ctx, int peer, const void *buf, size_t bytes);
+    int (*irecv)(void *ctx, int peer, void *buf, size_t bytes);
+    int (*wait_all)(void *ctx);
+} loom_transport_t;
+
+/* inout[i] = in[i] op inout[i] for count elements. */
+typedef void (*loom_reduce_fn_t)(const void *in, void *inout, size_t count, void *ctx);
+
+typedef struct loom_reduction {
+    size_t elem_size;
+    int commutative;
+    loom_reduce_fn_t fn;
+    void *ctx;
+} loom_reduction_t;
+
+/* The predefined MPI reduction ops loom has its own kernels for. */
+typedef enum loom_op {
+    LOOM_OP_SUM, LOOM_OP_PROD, LOOM_OP_MIN, LOOM_OP_MAX,
+    LOOM_OP_LAND, LOOM_OP_LOR, LOOM_OP_LXOR,
+    LOOM_OP_BAND, LOOM_OP_BOR, LOOM_OP_BXOR,
+    LOOM_OP_MINLOC, LOOM_OP_MAXLOC,
+    LOOM_OP_COUNT
+} loom_op_t;
+
+/* Element types of the predefined MPI datatypes, by C representation. */
+typedef enum loom_type {
+    LOOM_TYPE_INT8, LOOM_TYPE_UINT8, LOOM_TYPE_INT16, LOOM_TYPE_UINT16,
+    LOOM_TYPE_INT32, LOOM_TYPE_UINT32, LOOM_TYPE_INT64, LOOM_TYPE_UINT64,
+    LOOM_TYPE_FLOAT, LOOM_TYPE_DOUBLE, LOOM_TYPE_LONG_DOUBLE,
+    LOOM_TYPE_BOOL,
+    LOOM_TYPE_FLOAT_COMPLEX, LOOM_TYPE_DOUBLE_COMPLEX,
+    /* value/index pairs for MINLOC and MAXLOC (MPI_FLOAT_INT, ...) */
+    LOOM_TYPE_FLOAT_INT, LOOM_TYPE_DOUBLE_INT, LOOM_TYPE_LONG_INT, LOOM_TYPE_2INT,
+    LOOM_TYPE_SHORT_INT, LOOM_TYPE_LONG_DOUBLE_INT,
+    LOOM_TYPE_COUNT
+} loom_type_t;
+
+/* Fill *out with loom's kernel for (op, type); returns 1, or 0 if loom has none (the
+ * combination is not valid MPI, e.g. MPI_BAND on float). */
+int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t *out);
+
+/* The algorithm that will serve an allreduce of `count` elements on `comm_size` ranks, or
+ * NULL if none can (then *why says why, for verbose output). The answer depends only on
+ * arguments every rank shares, so all ranks decide alike. */
+const char *loom_allreduce_choose(int comm_size, size_t count, int commutative,
+                                  const char **why);
+
+/* Run the named allreduce algorithm. sbuf == NULL or sbuf == rbuf means in place. */
+int loom_allreduce_run(const char *algorithm, const loom_transport_t *transport,
+                       const void *sbuf, void *rbuf, size_t count, const loom_reduction_t *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_C_API_H */

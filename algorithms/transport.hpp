@@ -1,0 +1,81 @@
+// The narrow interfaces every loom algorithm is written against.
+//
+// An algorithm is a schedule: it knows ranks, sizes and byte ranges, and nothing about MPI.
+// It talks to two small interfaces:
+//   * Transport  - point-to-point messaging among the ranks of one collective call
+//                  (post sends and receives, then wait for all of them);
+//   * MemoryOps  - local data movement on the buffers of one memory kind (copy, reduce,
+//                  scratch allocation), so one schedule serves host and device buffers.
+// Production implements Transport over Open MPI's PML (coll_component/), tests implement it
+// in-process (tests/unit/inproc_transport.*). Errors are reported as TransportError and
+// turned into an MPI error code at the C boundary (algorithms/entry.cpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace loom {
+
+// A failure of the underlying messaging layer, carrying its (MPI/OMPI) error code.
+class TransportError : public std::runtime_error {
+public:
+    TransportError(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+    int code() const noexcept { return code_; }
+
+private:
+    int code_;
+};
+
+// Point-to-point messaging for one collective call. Messages between a pair of ranks match
+// in the order they were posted (MPI's non-overtaking rule); every message of one call uses
+// the same tag, so an algorithm must post matching sends and receives in the same order on
+// both sides.
+class Transport {
+public:
+    virtual ~Transport() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    // Start sending `bytes` bytes from `buf` to `peer`. The buffer must stay untouched until
+    // wait_all() returns.
+    virtual void post_send(int peer, const void* buf, std::size_t bytes) = 0;
+    // Start receiving exactly `bytes` bytes from `peer` into `buf`.
+    virtual void post_recv(int peer, void* buf, std::size_t bytes) = 0;
+    // Complete every operation posted since the last wait_all().
+    virtual void wait_all() = 0;
+};
+
+// A type-erased reduction: `fn(in, inout, count, ctx)` computes inout[i] = in[i] op inout[i]
+// for `count` elements of `elem_size` bytes each. The argument order matches MPI's: for a
+// non-commutative op, `in` holds the contribution of the lower-ranked side.
+struct Reduction {
+    using Fn = void (*)(const void* in, void* inout, std::size_t count, void* ctx);
+    std::size_t elem_size = 0;
+    bool commutative = true;
+    Fn fn = nullptr;
+    void* ctx = nullptr;
+};
+
+// Scratch memory owned by the algorithm for the duration of one call. The deleter is a plain
+// function pointer so each memory kind frees its own allocations (host free, cudaFreeHost...).
+using Scratch = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
+
+// Local data movement on one memory kind. HostMemory is the default; a CUDA implementation
+// lives in cuda/.
+class MemoryOps {
+public:
+    virtual ~MemoryOps() = default;
+    virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+    virtual void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) = 0;
+    virtual Scratch scratch(std::size_t bytes) = 0;
+};
+
+class HostMemory final : public MemoryOps {
+public:
+    void copy(void* dst, const void* src, std::size_t bytes) override;
+    void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override;
+    Scratch scratch(std::size_t bytes) override;
+};
+
+} // namespace loom

@@ -1,0 +1,135 @@
+/*
+ * Datatype and op services for the core: how a (count, datatype, op) triple becomes a
+ * type-erased loom_reduction_t over dense elements.
+ *
+ *   predefined datatype, predefined op  -> loom's own kernel (algorithms/reduce_kernels.cpp)
+ *                                          or, for pairs loom has no kernel for (Fortran
+ *                                          types, ...), Open MPI's op machinery
+ *   any datatype, user-defined op       -> the user's function through ompi_op_reduce,
+ *                                          one element = one datatype instance (its extent)
+ *   derived datatype, predefined op     -> declined: Open MPI itself rejects this pairing
+ *
+ * Elements must not overlap: a datatype whose true extent reaches past its extent (or
+ * starts before 0) cannot be split into element ranges, and is declined.
+ */
+#include "coll_loom.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static const struct {
+    struct ompi_datatype_t *dtype;
+    loom_type_t type;
+} predefined_types[] = {
+#define SIGNED(T) (sizeof(T) == 1 ? LOOM_TYPE_INT8 : sizeof(T) == 2 ? LOOM_TYPE_INT16 \
+                   : sizeof(T) == 4 ? LOOM_TYPE_INT32 : LOOM_TYPE_INT64)
+#define UNSIGNED(T) (sizeof(T) == 1 ? LOOM_TYPE_UINT8 : sizeof(T) == 2 ? LOOM_TYPE_UINT16 \
+                     : sizeof(T) == 4 ? LOOM_TYPE_UINT32 : LOOM_TYPE_UINT64)
+    {MPI_SIGNED_CHAR, LOOM_TYPE_INT8},     {MPI_UNSIGNED_CHAR, LOOM_TYPE_UINT8},
+    {MPI_INT8_T, LOOM_TYPE_INT8},          {MPI_UINT8_T, LOOM_TYPE_UINT8},
+    {MPI_BYTE, LOOM_TYPE_UINT8},
+    {MPI_SHORT, SIGNED(short)},            {MPI_UNSIGNED_SHORT, UNSIGNED(unsigned short)},
+    {MPI_INT, SIGNED(int)},                {MPI_UNSIGNED, UNSIGNED(unsigned)},
+    {MPI_LONG, SIGNED(long)},              {MPI_UNSIGNED_LONG, UNSIGNED(unsigned long)},
+    {MPI_LONG_LONG_INT, SIGNED(long long)},
+    {MPI_UNSIGNED_LONG_LONG, UNSIGNED(unsigned long long)},
+    {MPI_INT16_T, LOOM_TYPE_INT16},        {MPI_UINT16_T, LOOM_TYPE_UINT16},
+    {MPI_INT32_T, LOOM_TYPE_INT32},        {MPI_UINT32_T, LOOM_TYPE_UINT32},
+    {MPI_INT64_T, LOOM_TYPE_INT64},        {MPI_UINT64_T, LOOM_TYPE_UINT64},
+    {MPI_AINT, SIGNED(MPI_Aint)},          {MPI_OFFSET, SIGNED(MPI_Offset)},
+    {MPI_COUNT, SIGNED(MPI_Count)},
+    {MPI_FLOAT, LOOM_TYPE_FLOAT},          {MPI_DOUBLE, LOOM_TYPE_DOUBLE},
+    {MPI_LONG_DOUBLE, LOOM_TYPE_LONG_DOUBLE},
+    {MPI_C_BOOL, LOOM_TYPE_BOOL},
+    {MPI_C_FLOAT_COMPLEX, LOOM_TYPE_FLOAT_COMPLEX},
+    {MPI_C_DOUBLE_COMPLEX, LOOM_TYPE_DOUBLE_COMPLEX},
+    {MPI_FLOAT_INT, LOOM_TYPE_FLOAT_INT},  {MPI_DOUBLE_INT, LOOM_TYPE_DOUBLE_INT},
+    {MPI_LONG_INT, LOOM_TYPE_LONG_INT},    {MPI_2INT, LOOM_TYPE_2INT},
+    {MPI_SHORT_INT, LOOM_TYPE_SHORT_INT},  {MPI_LONG_DOUBLE_INT, LOOM_TYPE_LONG_DOUBLE_INT},
+#undef SIGNED
+#undef UNSIGNED
+};
+
+static const struct {
+    struct ompi_op_t *op;
+    loom_op_t loom_op;
+} predefined_ops[] = {
+    {MPI_SUM, LOOM_OP_SUM},     {MPI_PROD, LOOM_OP_PROD},     {MPI_MIN, LOOM_OP_MIN},
+    {MPI_MAX, LOOM_OP_MAX},     {MPI_LAND, LOOM_OP_LAND},     {MPI_LOR, LOOM_OP_LOR},
+    {MPI_LXOR, LOOM_OP_LXOR},   {MPI_BAND, LOOM_OP_BAND},     {MPI_BOR, LOOM_OP_BOR},
+    {MPI_BXOR, LOOM_OP_BXOR},   {MPI_MINLOC, LOOM_OP_MINLOC}, {MPI_MAXLOC, LOOM_OP_MAXLOC},
+};
+
+#define LENGTH(a) (sizeof(a) / sizeof((a)[0]))
+
+static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduction_t *out)
+{
+    for (size_t t = 0; t < LENGTH(predefined_types); ++t) {
+        if (predefined_types[t].dtype != dtype) continue;
+        /* MPI_BYTE is only defined for the bitwise ops. */
+        if (dtype == MPI_BYTE && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR) return 0;
+        for (size_t o = 0; o < LENGTH(predefined_ops); ++o) {
+            if (predefined_ops[o].op == op)
+                return loom_find_kernel(predefined_ops[o].loom_op, predefined_types[t].type, out);
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* The core's view of a reduction through Open MPI: inout = in op inout over `count`
+ * instances of the plan's datatype. */
+static void ompi_reduce_adapter(const void *in, void *inout, size_t count, void *ctx)
+{
+    const loom_reduce_plan_t *plan = ctx;
+    ompi_op_reduce(plan->op, (void *) in, inout, count, plan->dtype);
+}
+
+int loom_plan_reduction(int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                        loom_reduce_plan_t *plan, const char **why)
+{
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    size_t size;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    ompi_datatype_type_size(dtype, &size);
+
+    plan->op = op;
+    plan->dtype = dtype;
+    plan->staged = 0;
+    if (size == 0 || extent <= 0) {
+        *why = "the datatype is empty";
+        return 0;
+    }
+    if (true_lb < 0 || true_lb + true_extent > extent) {
+        *why = "the datatype's instances overlap or start before the buffer";
+        return 0;
+    }
+
+    if (ompi_op_is_intrinsic(op)) {
+        if (!ompi_datatype_is_predefined(dtype)) {
+            *why = "a predefined op on a derived datatype";
+            return 0;
+        }
+        if (own_kernel(dtype, op, &plan->reduction) &&
+            plan->reduction.elem_size == (size_t) extent) {
+            plan->kernel = "loom";
+            return 1;
+        }
+        char *msg = NULL;
+        if (!ompi_op_is_valid(op, dtype, &msg, "loom")) {
+            free(msg);
+            *why = "the op is not defined on this datatype";
+            return 0;
+        }
+    }
+
+    plan->kernel = "ompi";
+    plan->reduction.elem_size = (size_t) extent;
+    plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
+    plan->reduction.fn = ompi_reduce_adapter;
+    plan->reduction.ctx = plan;
+    plan->staged = !(ompi_datatype_is_contiguous_memory_layout(dtype, count > 1 ? count : 1) &&
+                     true_lb == 0 && (size_t) extent == size);
+    return 1;
+}

@@ -1,0 +1,66 @@
+/*
+ * The per-communicator module: comm_query decides whether loom takes part on a
+ * communicator, enable saves the previous component's functions so loom can decline a call.
+ */
+#include "coll_loom.h"
+
+#include "ompi/mca/coll/base/base.h"
+
+static void loom_module_construct(mca_coll_loom_module_t *m)
+{
+    m->prev_allreduce = NULL;
+    m->prev_allreduce_module = NULL;
+}
+
+static void loom_module_destruct(mca_coll_loom_module_t *m)
+{
+    if (NULL != m->prev_allreduce_module) OBJ_RELEASE(m->prev_allreduce_module);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
+                   loom_module_destruct);
+
+int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+
+    /* Components are enabled from lowest to highest priority, so comm->c_coll now holds
+     * what would serve each collective without loom. */
+    if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module) {
+        opal_output(0, "coll:loom: no other component provides allreduce on %s; loom needs one "
+                       "to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",
+                    comm->c_name);
+        return OMPI_ERROR;
+    }
+    m->prev_allreduce = comm->c_coll->coll_allreduce;
+    m->prev_allreduce_module = comm->c_coll->coll_allreduce_module;
+    OBJ_RETAIN(m->prev_allreduce_module);
+
+    opal_output_verbose(1, mca_coll_loom_component.output,
+                        "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,
+                        ompi_comm_size(comm), mca_coll_loom_component.priority);
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    /* loom's algorithms are for intra-communicators with at least two ranks; coll/self and
+     * coll/inter serve the rest. */
+    if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) return NULL;
+    if (mca_coll_loom_component.priority < 0) return NULL;
+
+    mca_coll_loom_module_t *m = OBJ_NEW(mca_coll_loom_module_t);
+    if (NULL == m) return NULL;
+
+    *priority = mca_coll_loom_component.priority;
+    m->super.coll_module_enable = loom_module_enable;
+    m->super.coll_allreduce = mca_coll_loom_allreduce;
+    return &m->super;
+}

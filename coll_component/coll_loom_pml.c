@@ -1,0 +1,98 @@
+/*
+ * loom's Transport over Open MPI's PML: non-blocking isend/irecv of bytes on the
+ * collective's fixed tag (ompi/mca/coll/base/coll_tags.h), completed together by wait_all.
+ * Messages longer than INT_MAX bytes are sent as several messages; MPI's non-overtaking rule
+ * keeps the pieces in order.
+ */
+#include "coll_loom.h"
+
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push_request(loom_pml_transport_t *t, ompi_request_t *req)
+{
+    if (t->nreqs == t->capacity) {
+        size_t cap = 2 * t->capacity;
+        ompi_request_t **grown = malloc(cap * sizeof(*grown));
+        if (NULL == grown) return OMPI_ERR_OUT_OF_RESOURCE;
+        memcpy(grown, t->reqs, t->nreqs * sizeof(*grown));
+        if (t->reqs != t->inline_reqs) free(t->reqs);
+        t->reqs = grown;
+        t->capacity = cap;
+    }
+    t->reqs[t->nreqs++] = req;
+    return OMPI_SUCCESS;
+}
+
+static int pml_isend(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    loom_pml_transport_t *t = ctx;
+    const char *p = buf;
+    do {
+        int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
+        ompi_request_t *req;
+        int rc = MCA_PML_CALL(isend((void *) p, chunk, MPI_BYTE, peer, t->tag,
+                                    MCA_PML_BASE_SEND_STANDARD, t->comm, &req));
+        if (OMPI_SUCCESS != rc) return rc;
+        rc = push_request(t, req);
+        if (OMPI_SUCCESS != rc) return rc;
+        p += chunk;
+        bytes -= (size_t) chunk;
+    } while (bytes > 0);
+    return OMPI_SUCCESS;
+}
+
+static int pml_irecv(void *ctx, int peer, void *buf, size_t bytes)
+{
+    loom_pml_transport_t *t = ctx;
+    char *p = buf;
+    do {
+        int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
+        ompi_request_t *req;
+        int rc = MCA_PML_CALL(irecv(p, chunk, MPI_BYTE, peer, t->tag, t->comm, &req));
+        if (OMPI_SUCCESS != rc) return rc;
+        rc = push_request(t, req);
+        if (OMPI_SUCCESS != rc) return rc;
+        p += chunk;
+        bytes -= (size_t) chunk;
+    } while (bytes > 0);
+    return OMPI_SUCCESS;
+}
+
+static int pml_wait_all(void *ctx)
+{
+    loom_pml_transport_t *t = ctx;
+    if (0 == t->nreqs) return OMPI_SUCCESS;
+    int rc = ompi_request_wait_all(t->nreqs, t->reqs, MPI_STATUSES_IGNORE);
+    t->nreqs = 0;
+    return rc;
+}
+
+void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm, int tag)
+{
+    t->ops.ctx = t;
+    t->ops.rank = ompi_comm_rank(comm);
+    t->ops.size = ompi_comm_size(comm);
+    t->ops.isend = pml_isend;
+    t->ops.irecv = pml_irecv;
+    t->ops.wait_all = pml_wait_all;
+    t->comm = comm;
+    t->tag = tag;
+    t->reqs = t->inline_reqs;
+    t->nreqs = 0;
+    t->capacity = sizeof(t->inline_reqs) / sizeof(t->inline_reqs[0]);
+}
+
+int loom_pml_transport_fini(loom_pml_transport_t *t)
+{
+    /* After an error inside an algorithm some requests may still be posted; their buffers
+     * are about to be freed, so complete them first. */
+    int rc = pml_wait_all(t);
+    if (t->reqs != t->inline_reqs) free(t->reqs);
+    t->reqs = NULL;
+    return rc;
+}

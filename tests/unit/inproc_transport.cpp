@@ -1,0 +1,164 @@
+#include "inproc_transport.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+namespace loom::test {
+
+// Shared state of one run: one FIFO of messages per (sender, receiver) pair.
+class InprocFabric {
+public:
+    explicit InprocFabric(int ranks) : ranks_(ranks), queues_(std::size_t(ranks) * ranks) {}
+
+    struct Message {
+        std::vector<std::byte> data;
+        bool received = false;
+    };
+
+    int ranks() const { return ranks_; }
+    std::deque<std::shared_ptr<Message>>& queue(int from, int to) { return queues_[std::size_t(from) * ranks_ + to]; }
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::size_t progress = 0; // bumped on every send or receive; a deadlock stops it
+    bool failed = false;      // a rank failed: the others stop waiting
+
+    std::size_t leftover() const
+    {
+        std::size_t n = 0;
+        for (const auto& q : queues_) n += q.size();
+        return n;
+    }
+
+private:
+    int ranks_;
+    std::vector<std::deque<std::shared_ptr<Message>>> queues_;
+};
+
+int InprocTransport::size() const { return fabric_.ranks(); }
+
+void InprocTransport::post_send(int peer, const void* buf, std::size_t bytes)
+{
+    if (peer < 0 || peer >= size() || peer == rank_) throw std::logic_error("send to invalid peer");
+    sends_.push_back({peer, const_cast<void*>(buf), bytes});
+}
+
+void InprocTransport::post_recv(int peer, void* buf, std::size_t bytes)
+{
+    if (peer < 0 || peer >= size() || peer == rank_) throw std::logic_error("receive from invalid peer");
+    recvs_.push_back({peer, buf, bytes});
+}
+
+void InprocTransport::wait_all()
+{
+    using namespace std::chrono_literals;
+    ++waits_;
+    std::unique_lock lock(fabric_.mutex);
+
+    std::vector<std::shared_ptr<InprocFabric::Message>> in_flight;
+    for (const Pending& s : sends_) {
+        auto msg = std::make_shared<InprocFabric::Message>();
+        const auto* p = static_cast<const std::byte*>(s.buf);
+        msg->data.assign(p, p + s.bytes);
+        fabric_.queue(rank_, s.peer).push_back(msg);
+        in_flight.push_back(msg);
+        ++messages_sent_;
+        bytes_sent_ += s.bytes;
+    }
+    sends_.clear();
+    ++fabric_.progress;
+    fabric_.changed.notify_all();
+
+    std::size_t next_recv = 0; // receives complete in posting order, per the matching rule
+    auto last_progress = fabric_.progress;
+    auto stalled_since = std::chrono::steady_clock::now();
+    for (;;) {
+        while (next_recv < recvs_.size()) {
+            const Pending& r = recvs_[next_recv];
+            auto& q = fabric_.queue(r.peer, rank_);
+            if (q.empty()) break;
+            auto msg = q.front();
+            if (msg->data.size() != r.bytes) {
+                fabric_.failed = true;
+                fabric_.changed.notify_all();
+                throw std::runtime_error("rank " + std::to_string(rank_) + " expected " +
+                                         std::to_string(r.bytes) + " bytes from rank " +
+                                         std::to_string(r.peer) + ", got " +
+                                         std::to_string(msg->data.size()));
+            }
+            q.pop_front();
+            if (r.bytes != 0) std::memcpy(r.buf, msg->data.data(), r.bytes);
+            msg->received = true;
+            ++next_recv;
+            ++fabric_.progress;
+            fabric_.changed.notify_all();
+        }
+        bool sends_done = true;
+        for (const auto& m : in_flight) sends_done = sends_done && m->received;
+        if (next_recv == recvs_.size() && sends_done) break;
+        if (fabric_.failed) throw std::runtime_error("another rank failed");
+
+        fabric_.changed.wait_for(lock, 20ms);
+        if (fabric_.progress != last_progress) {
+            last_progress = fabric_.progress;
+            stalled_since = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - stalled_since > 3s) {
+            fabric_.failed = true;
+            fabric_.changed.notify_all();
+            throw std::runtime_error("deadlock: rank " + std::to_string(rank_) +
+                                     " waits and no rank has progressed for 3 s");
+        }
+    }
+    recvs_.clear();
+}
+
+RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body)
+{
+    InprocFabric fabric(ranks);
+    std::vector<InprocTransport> transports;
+    transports.reserve(ranks);
+    for (int r = 0; r < ranks; ++r) transports.emplace_back(fabric, r);
+
+    std::vector<std::exception_ptr> errors(ranks);
+    std::vector<std::thread> threads;
+    threads.reserve(ranks);
+    for (int r = 0; r < ranks; ++r) {
+        threads.emplace_back([&, r] {
+            try {
+                body(transports[r]);
+            } catch (...) {
+                errors[r] = std::current_exception();
+                std::lock_guard lock(fabric.mutex);
+                fabric.failed = true;
+                fabric.changed.notify_all();
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    // Report the root cause, not the "another rank failed" echoes.
+    std::exception_ptr first;
+    for (auto& e : errors) {
+        if (!e) continue;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+            if (std::string(ex.what()) != "another rank failed") std::rethrow_exception(e);
+        }
+        first = e;
+    }
+    if (first) std::rethrow_exception(first);
+    if (fabric.leftover() != 0)
+        throw std::runtime_error(std::to_string(fabric.leftover()) + " messages were sent but never received");
+
+    RunStats stats;
+    for (const auto& t : transports) {
+        stats.messages_sent.push_back(t.messages_sent());
+        stats.bytes_sent.push_back(t.bytes_sent());
+        stats.waits.push_back(t.waits());
+    }
+    return stats;
+}
+
+} // namespace loom::test
