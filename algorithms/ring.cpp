@@ -22,7 +22,8 @@
 // (P - 1)/P x S bytes: bandwidth-optimal, latency linear in P. Best for large messages.
 // Limits: the op must be commutative (each block is reduced in a different rank order);
 // every rank gets bit-identical results because each block is reduced exactly once, on one
-// rank, and then copied. Scratch: one block.
+// rank, and then copied. Memory: out of place, none beyond the result buffer (partial sums
+// are received in place and the input is never copied); in place, one block of scratch.
 #include "ring.hpp"
 
 namespace loom {
@@ -33,35 +34,53 @@ void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
     const int r = net.rank();
     const std::size_t es = args.op.elem_size;
     auto* data = static_cast<std::byte*>(args.recvbuf);
+    const auto* input = static_cast<const std::byte*>(args.sendbuf);
 
-    if (!args.in_place()) mem.copy(data, args.sendbuf, args.count * es);
-    if (P == 1 || args.count == 0) return;
+    if (P == 1 || args.count == 0) {
+        if (!args.in_place()) mem.copy(data, input, args.count * es);
+        return;
+    }
 
     const BlockPartition blocks(args.count, P);
     const int right = mod(r + 1, P);
     const int left = mod(r - 1, P);
     auto bytes_of = [&](int b) { return blocks.length(b) * es; };
-    auto block_at = [&](int b) { return data + blocks.begin(b) * es; };
+    auto offset_of = [&](int b) { return blocks.begin(b) * es; };
 
     // Both sides of a step compute the same block lengths, so an empty block is skipped by
     // sender and receiver alike.
-    auto exchange = [&](int send_block, void* recv_into, int recv_block) {
+    auto exchange = [&](const std::byte* send_from, int send_block, std::byte* recv_into, int recv_block) {
         if (bytes_of(recv_block) != 0) net.post_recv(left, recv_into, bytes_of(recv_block));
-        if (bytes_of(send_block) != 0) net.post_send(right, block_at(send_block), bytes_of(send_block));
+        if (bytes_of(send_block) != 0) net.post_send(right, send_from, bytes_of(send_block));
         net.wait_all();
     };
 
-    Scratch incoming = mem.scratch(blocks.max_length() * es);
+    // Reduce-scatter. Out of place, a partial sum is received straight into the result
+    // buffer and the local input is reduced into it: no scratch and no copy of the input.
+    // In place, the result buffer holds the input, so partial sums arrive in one block of
+    // scratch and are reduced into the buffer.
+    Scratch incoming(nullptr, nullptr);
+    if (args.in_place()) incoming = mem.scratch(blocks.max_length() * es);
     for (int step = 0; step < P - 1; ++step) {
         const int send_block = mod(r - step, P);
         const int recv_block = mod(r - step - 1, P);
-        exchange(send_block, incoming.get(), recv_block);
-        mem.reduce(args.op, incoming.get(), block_at(recv_block), blocks.length(recv_block));
+        // Our own block enters the ring as raw input; later blocks are partial sums.
+        const std::byte* send_from =
+            (step == 0 && !args.in_place() ? input : data) + offset_of(send_block);
+        std::byte* target = data + offset_of(recv_block);
+        if (args.in_place()) {
+            exchange(send_from, send_block, incoming.get(), recv_block);
+            mem.reduce(args.op, incoming.get(), target, blocks.length(recv_block));
+        } else {
+            exchange(send_from, send_block, target, recv_block);
+            mem.reduce(args.op, input + offset_of(recv_block), target, blocks.length(recv_block));
+        }
     }
+    // Allgather: every block except our own ((r + 1) mod P) arrives in its final place.
     for (int step = 0; step < P - 1; ++step) {
         const int send_block = mod(r + 1 - step, P);
         const int recv_block = mod(r - step, P);
-        exchange(send_block, block_at(recv_block), recv_block);
+        exchange(data + offset_of(send_block), send_block, data + offset_of(recv_block), recv_block);
     }
 }
 

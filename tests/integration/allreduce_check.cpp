@@ -4,10 +4,11 @@
 // sums wrong on this machine). Each case also reads loom's MPI_T counters
 // coll_loom_allreduce_served / _declined, proving that loom, not tuned, served the call, or
 // that it declined (and the fallback still gave the right answer).
-//
-// Usage: allreduce_check [--no-loom]   (--no-loom: loom is not expected to be loaded)
+
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
+
+#include "loom_counters.hpp"
 
 #include <cinttypes>
 #include <cstdint>
@@ -20,38 +21,7 @@
 
 namespace {
 
-// ---- loom's MPI_T counters --------------------------------------------------------------
-class LoomCounters {
-public:
-    bool open()
-    {
-        int provided;
-        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-        MPI_T_pvar_session_create(&session_);
-        return bind("coll_loom_allreduce_served", served_) && bind("coll_loom_allreduce_declined", declined_);
-    }
-    unsigned long long served() { return read(served_); }
-    unsigned long long declined() { return read(declined_); }
-
-private:
-    bool bind(const char* name, MPI_T_pvar_handle& handle)
-    {
-        int index, count;
-        if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return false;
-        return MPI_T_pvar_handle_alloc(session_, index, nullptr, &handle, &count) == MPI_SUCCESS;
-    }
-    unsigned long long read(MPI_T_pvar_handle h)
-    {
-        unsigned long long v = 0;
-        MPI_T_pvar_read(session_, h, &v);
-        return v;
-    }
-    MPI_T_pvar_session session_;
-    MPI_T_pvar_handle served_, declined_;
-};
-
-LoomCounters counters;
-bool expect_loom = true;
+loom::tools::LoomCounters counters;
 int failures = 0, cases = 0;
 
 // What must have happened to one call. Open MPI's MPI layer returns from a count-0
@@ -71,11 +41,10 @@ void call(MPI_Comm comm, const std::string& name, Expect expect, const std::func
 {
     int size;
     MPI_Comm_size(comm, &size);
-    const auto served0 = expect_loom ? counters.served() : 0;
-    const auto declined0 = expect_loom ? counters.declined() : 0;
+    const auto served0 = counters.served();
+    const auto declined0 = counters.declined();
     allreduce();
     ++cases;
-    if (!expect_loom) return;
     const auto served = counters.served() - served0, declined = counters.declined() - declined0;
     // On one rank coll/self serves the call; loom takes part only from two ranks on.
     const bool loom_active = size >= 2 && expect != Expect::untouched;
@@ -370,12 +339,10 @@ void check_communicator(MPI_Comm comm)
 int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--no-loom") == 0) expect_loom = false;
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (expect_loom && !counters.open()) {
+    if (!counters.open("allreduce")) {
         if (rank == 0) std::fprintf(stderr, "FAIL: loom's MPI_T counters are missing: loom is not loaded\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
