@@ -10,10 +10,12 @@ namespace loom::test {
 // Shared state of one run: one FIFO of messages per (sender, receiver) pair.
 class InprocFabric {
 public:
-    explicit InprocFabric(int ranks) : ranks_(ranks), queues_(std::size_t(ranks) * ranks) {}
+    explicit InprocFabric(int ranks)
+        : ranks_(ranks), queues_(std::size_t(ranks) * ranks), wakeup_(std::size_t(ranks)) {}
 
     struct Message {
         std::vector<std::byte> data;
+        int sender = -1;
         bool received = false;
     };
 
@@ -21,7 +23,13 @@ public:
     std::deque<std::shared_ptr<Message>>& queue(int from, int to) { return queues_[std::size_t(from) * ranks_ + to]; }
 
     std::mutex mutex;
-    std::condition_variable changed;
+    // One condition variable per rank: a send wakes its receiver, a receive its sender, so
+    // P ranks do not all wake on every message.
+    std::condition_variable& wakeup(int rank) { return wakeup_[std::size_t(rank)]; }
+    void wake_all()
+    {
+        for (auto& cv : wakeup_) cv.notify_all();
+    }
     std::size_t progress = 0; // bumped on every send or receive; a deadlock stops it
     bool failed = false;      // a rank failed: the others stop waiting
 
@@ -35,6 +43,7 @@ public:
 private:
     int ranks_;
     std::vector<std::deque<std::shared_ptr<Message>>> queues_;
+    std::vector<std::condition_variable> wakeup_;
 };
 
 int InprocTransport::size() const { return fabric_.ranks(); }
@@ -62,14 +71,15 @@ void InprocTransport::wait_all()
         auto msg = std::make_shared<InprocFabric::Message>();
         const auto* p = static_cast<const std::byte*>(s.buf);
         msg->data.assign(p, p + s.bytes);
+        msg->sender = rank_;
         fabric_.queue(rank_, s.peer).push_back(msg);
+        fabric_.wakeup(s.peer).notify_all();
         in_flight.push_back(msg);
         ++messages_sent_;
         bytes_sent_ += s.bytes;
     }
     sends_.clear();
     ++fabric_.progress;
-    fabric_.changed.notify_all();
 
     std::size_t next_recv = 0; // receives complete in posting order, per the matching rule
     auto last_progress = fabric_.progress;
@@ -82,7 +92,7 @@ void InprocTransport::wait_all()
             auto msg = q.front();
             if (msg->data.size() != r.bytes) {
                 fabric_.failed = true;
-                fabric_.changed.notify_all();
+                fabric_.wake_all();
                 throw std::runtime_error("rank " + std::to_string(rank_) + " expected " +
                                          std::to_string(r.bytes) + " bytes from rank " +
                                          std::to_string(r.peer) + ", got " +
@@ -93,20 +103,20 @@ void InprocTransport::wait_all()
             msg->received = true;
             ++next_recv;
             ++fabric_.progress;
-            fabric_.changed.notify_all();
+            fabric_.wakeup(msg->sender).notify_all();
         }
         bool sends_done = true;
         for (const auto& m : in_flight) sends_done = sends_done && m->received;
         if (next_recv == recvs_.size() && sends_done) break;
         if (fabric_.failed) throw std::runtime_error("another rank failed");
 
-        fabric_.changed.wait_for(lock, 20ms);
+        fabric_.wakeup(rank_).wait_for(lock, 20ms);
         if (fabric_.progress != last_progress) {
             last_progress = fabric_.progress;
             stalled_since = std::chrono::steady_clock::now();
         } else if (std::chrono::steady_clock::now() - stalled_since > 3s) {
             fabric_.failed = true;
-            fabric_.changed.notify_all();
+            fabric_.wake_all();
             throw std::runtime_error("deadlock: rank " + std::to_string(rank_) +
                                      " waits and no rank has progressed for 3 s");
         }
@@ -132,7 +142,7 @@ RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body)
                 errors[r] = std::current_exception();
                 std::lock_guard lock(fabric.mutex);
                 fabric.failed = true;
-                fabric.changed.notify_all();
+                fabric.wake_all();
             }
         });
     }
