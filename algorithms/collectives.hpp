@@ -5,15 +5,76 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
+#include <vector>
 
 namespace loom {
 
-// MPI_Allreduce on contiguous elements of op.elem_size bytes.
+// Argument records, one per collective. Reductions count elements of op.elem_size bytes
+// (dense, end to end); data-movement collectives count bytes. All buffers are host or device
+// memory of one kind, accessed through MemoryOps. "In place" follows MPI_IN_PLACE.
+
+// MPI_Allreduce.
 struct AllreduceArgs {
     const void* sendbuf; // nullptr or == recvbuf: in place (recvbuf holds the input)
     void* recvbuf;
     std::size_t count;
     Reduction op;
+    std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
+
+    bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
+};
+
+// MPI_Reduce_scatter (and _block, where every count is equal). Rank i's block of the result
+// holds counts[i] elements; blocks are laid out in rank order in the input.
+struct ReduceScatterArgs {
+    const void* sendbuf;                 // sum(counts) elements; nullptr: in place
+    void* recvbuf;                       // counts[rank] elements; in place: holds the whole
+                                         // input, and the result goes to its start
+    std::span<const std::size_t> counts; // one per rank, the same on every rank
+    Reduction op;
+
+    bool in_place() const { return sendbuf == nullptr; }
+};
+
+// MPI_Allgather (and v). Rank i contributes bytes[i] bytes; the result holds all blocks in
+// rank order, densely (block i starts at bytes[0] + ... + bytes[i-1]).
+struct AllgatherArgs {
+    const void* sendbuf;                // bytes[rank] bytes; nullptr: in place, the block
+                                        // is already at its place in recvbuf
+    void* recvbuf;                      // sum(bytes) bytes
+    std::span<const std::size_t> bytes; // one per rank, the same on every rank
+
+    bool in_place() const { return sendbuf == nullptr; }
+};
+
+// MPI_Bcast of `bytes` bytes from `root`.
+struct BcastArgs {
+    void* buf;
+    std::size_t bytes;
+    int root;
+    std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
+};
+
+// MPI_Reduce to `root`.
+struct ReduceArgs {
+    const void* sendbuf; // nullptr: in place (root only: recvbuf holds root's input)
+    void* recvbuf;       // the result, significant at root only (may be nullptr elsewhere)
+    std::size_t count;
+    Reduction op;
+    int root;
+
+    bool in_place() const { return sendbuf == nullptr; }
+};
+
+// MPI_Barrier.
+struct BarrierArgs {};
+
+// MPI_Alltoall: block i of sendbuf goes to rank i, block j of recvbuf comes from rank j.
+struct AlltoallArgs {
+    const void* sendbuf; // P x block_bytes; nullptr: in place (recvbuf holds the input)
+    void* recvbuf;       // P x block_bytes
+    std::size_t block_bytes;
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
@@ -31,6 +92,23 @@ public:
 private:
     std::size_t base_;
     std::size_t extra_;
+};
+
+// Offsets of variable-sized blocks laid end to end: offset(i) = sizes[0] + ... + sizes[i-1].
+class BlockOffsets {
+public:
+    explicit BlockOffsets(std::span<const std::size_t> sizes) : offsets_(sizes.size() + 1, 0)
+    {
+        for (std::size_t i = 0; i < sizes.size(); ++i) offsets_[i + 1] = offsets_[i] + sizes[i];
+    }
+    std::size_t begin(int block) const { return offsets_[std::size_t(block)]; }
+    std::size_t length(int block) const { return offsets_[std::size_t(block) + 1] - offsets_[std::size_t(block)]; }
+    // The span of blocks [first, last): contiguous, since blocks are laid end to end.
+    std::size_t span_length(int first, int last) const { return offsets_[std::size_t(last)] - offsets_[std::size_t(first)]; }
+    std::size_t total() const { return offsets_.back(); }
+
+private:
+    std::vector<std::size_t> offsets_;
 };
 
 // Euclidean modulo, for rank arithmetic such as (rank - step) mod P.

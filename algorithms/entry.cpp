@@ -3,8 +3,12 @@
 // exception into an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
+#include "builtin_choice.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
+
+#include <algorithm>
+#include <string>
 
 #include <new>
 
@@ -68,31 +72,138 @@ extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t
     return 1;
 }
 
-extern "C" const char* loom_allreduce_choose(int comm_size, std::size_t count, int commutative,
-                                             const char** why)
+namespace loom {
+namespace {
+
+Collective collective_of(const loom_call_t& call) { return static_cast<Collective>(call.coll); }
+
+std::size_t sum(const std::size_t* counts, int n)
 {
-    // Until the rule table lands, the first registered algorithm that can serve the call
-    // wins. Registry names are string literals, so the pointers outlive the call.
-    const CallShape call{comm_size, count, commutative != 0};
-    std::optional<std::string_view> reason;
-    for (const Algorithm& a : all_algorithms()) {
-        if (a.collective != Collective::allreduce) continue;
-        reason = why_not(a, call);
-        if (!reason) return a.name.data();
+    std::size_t total = 0;
+    for (int i = 0; i < n; ++i) total += counts[i];
+    return total;
+}
+
+// The one definition of "message size" per collective, used for selection (and, with the
+// rule table, by rules, tools and verbose output):
+//   allreduce, reduce, bcast    the vector: count x element size
+//   reduce_scatter(_block)      the whole input vector: sum(counts) x element size
+//   allgather(v)                the whole gathered vector: sum(counts) bytes
+//   alltoall                    one block: the bytes each rank sends to each peer
+//   barrier                     0
+std::size_t message_bytes(const loom_call_t& call, int comm_size)
+{
+    switch (collective_of(call)) {
+    case Collective::allreduce:
+    case Collective::reduce: return call.count * call.op.elem_size;
+    case Collective::reduce_scatter:
+    case Collective::reduce_scatter_block: return sum(call.counts, comm_size) * call.op.elem_size;
+    case Collective::allgather:
+    case Collective::allgatherv: return sum(call.counts, comm_size);
+    case Collective::bcast:
+    case Collective::alltoall: return call.count;
+    case Collective::barrier: return 0;
     }
-    if (why != nullptr) *why = reason ? reason->data() : "no allreduce algorithm is registered";
+    return 0;
+}
+
+bool reduces(Collective c)
+{
+    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
+           c == Collective::reduce_scatter_block;
+}
+
+// Calls the algorithm with the argument record of its collective.
+struct Dispatch {
+    Transport& net;
+    MemoryOps& mem;
+    const loom_call_t& call;
+
+    std::span<const std::size_t> counts() const { return {call.counts, std::size_t(net.size())}; }
+    void operator()(AllreduceFn f) const
+    {
+        f(net, mem, AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes});
+    }
+    void operator()(ReduceScatterFn f) const
+    {
+        f(net, mem, ReduceScatterArgs{call.sbuf, call.rbuf, counts(), to_reduction(call.op)});
+    }
+    void operator()(AllgatherFn f) const { f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts()}); }
+    void operator()(BcastFn f) const { f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes}); }
+    void operator()(ReduceFn f) const
+    {
+        f(net, mem, ReduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.root});
+    }
+    void operator()(BarrierFn f) const { f(net, mem, BarrierArgs{}); }
+    void operator()(AlltoallFn f) const { f(net, mem, AlltoallArgs{call.sbuf, call.rbuf, call.count}); }
+};
+
+} // namespace
+} // namespace loom
+
+extern "C" std::size_t loom_message_bytes(const loom_call_t* call, int comm_size)
+{
+    return message_bytes(*call, comm_size);
+}
+
+extern "C" const char* loom_coll_name(loom_coll_t coll)
+{
+    return to_string(static_cast<Collective>(coll)).data();
+}
+
+extern "C" int loom_algorithm_exists(loom_coll_t coll, const char* name)
+{
+    return name != nullptr && find_algorithm(static_cast<Collective>(coll), name) != nullptr;
+}
+
+extern "C" void loom_algorithm_names(loom_coll_t coll, char* buf, std::size_t size)
+{
+    std::string names;
+    for (const Algorithm& a : all_algorithms()) {
+        if (a.collective != static_cast<Collective>(coll)) continue;
+        if (!names.empty()) names += ", ";
+        names += a.name;
+    }
+    if (size == 0) return;
+    const std::size_t n = std::min(names.size(), size - 1);
+    names.copy(buf, n);
+    buf[n] = '\0';
+}
+
+extern "C" const char* loom_choose(const loom_call_t* call, int comm_size, const char* forced,
+                                   const char** why)
+{
+    const Collective c = collective_of(*call);
+    const CallShape shape{comm_size, message_bytes(*call, comm_size),
+                          !reduces(c) || call->op.commutative != 0};
+    const char* reason = "no algorithm can serve this call";
+    if (forced != nullptr && forced[0] != '\0') {
+        // A forced algorithm is used or the call is declined; loom never silently swaps in
+        // another algorithm the user did not ask for.
+        const Algorithm* algo = find_algorithm(c, forced);
+        if (algo == nullptr) reason = "the forced algorithm does not exist";
+        else if (auto no = why_not(*algo, shape)) reason = no->data();
+        else return algo->name.data();
+    } else {
+        for (std::string_view name : builtin_candidates(c, shape)) {
+            const Algorithm* algo = find_algorithm(c, name);
+            if (algo == nullptr) continue;
+            auto no = why_not(*algo, shape);
+            if (!no) return algo->name.data();
+            reason = no->data();
+        }
+    }
+    if (why != nullptr) *why = reason;
     return nullptr;
 }
 
-extern "C" int loom_allreduce_run(const char* algorithm, const loom_transport_t* transport,
-                                  const void* sbuf, void* rbuf, std::size_t count,
-                                  const loom_reduction_t* op)
+extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport, const loom_call_t* call)
 {
     return guarded([&] {
-        const Algorithm* algo = find_algorithm(Collective::allreduce, algorithm);
-        if (algo == nullptr) throw std::invalid_argument("unknown allreduce algorithm");
+        const Algorithm* algo = find_algorithm(collective_of(*call), algorithm);
+        if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
         HostMemory mem;
-        algo->allreduce(net, mem, AllreduceArgs{sbuf, rbuf, count, to_reduction(*op)});
+        std::visit(Dispatch{net, mem, *call}, algo->run);
     });
 }

@@ -64,15 +64,61 @@ typedef enum loom_type {
  * combination is not valid MPI, e.g. MPI_BAND on float). */
 int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t *out);
 
-/* The algorithm that will serve an allreduce of `count` elements on `comm_size` ranks, or
- * NULL if none can (then *why says why, for verbose output). The answer depends only on
- * arguments every rank shares, so all ranks decide alike. */
-const char *loom_allreduce_choose(int comm_size, size_t count, int commutative,
-                                  const char **why);
+/* The collectives loom implements. */
+typedef enum loom_coll {
+    LOOM_COLL_ALLREDUCE,
+    LOOM_COLL_REDUCE_SCATTER,
+    LOOM_COLL_REDUCE_SCATTER_BLOCK,
+    LOOM_COLL_ALLGATHER,
+    LOOM_COLL_ALLGATHERV,
+    LOOM_COLL_BCAST,
+    LOOM_COLL_REDUCE,
+    LOOM_COLL_BARRIER,
+    LOOM_COLL_ALLTOALL,
+    LOOM_COLL_COUNT
+} loom_coll_t;
 
-/* Run the named allreduce algorithm. sbuf == NULL or sbuf == rbuf means in place. */
-int loom_allreduce_run(const char *algorithm, const loom_transport_t *transport,
-                       const void *sbuf, void *rbuf, size_t count, const loom_reduction_t *op);
+/* One collective call, as the core sees it (see algorithms/collectives.hpp):
+ *   allreduce, reduce         count elements of op.elem_size bytes
+ *   reduce_scatter(_block)    counts[i] elements in rank i's block
+ *   allgather(v)              counts[i] bytes contributed by rank i (dense, rank order)
+ *   bcast                     count bytes at rbuf
+ *   alltoall                  count bytes per block
+ *   barrier                   nothing
+ * sbuf == NULL means in place. */
+typedef struct loom_call {
+    loom_coll_t coll;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;
+    const size_t *counts; /* comm_size entries, or NULL */
+    int root;
+    loom_reduction_t op;  /* reductions only */
+    size_t segment_bytes; /* pipelined algorithms; 0: their default */
+} loom_call_t;
+
+/* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
+ * what selection, rules, tools and verbose output call "message size". */
+size_t loom_message_bytes(const loom_call_t *call, int comm_size);
+
+/* "allreduce", "reduce_scatter_block", ... */
+const char *loom_coll_name(loom_coll_t coll);
+
+/* 1 if `name` is one of coll's algorithms. */
+int loom_algorithm_exists(loom_coll_t coll, const char *name);
+
+/* Writes coll's algorithm names, comma-separated, into buf (for messages). */
+void loom_algorithm_names(loom_coll_t coll, char *buf, size_t size);
+
+/* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty
+ * and can serve the call, otherwise loom's own choice; NULL if none can (then *why says
+ * why). Depends only on what every rank shares (sizes, counts, op, root), so all ranks
+ * decide alike. Algorithm names are static strings. */
+const char *loom_choose(const loom_call_t *call, int comm_size, const char *forced,
+                        const char **why);
+
+/* Run the named algorithm. */
+int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,12 @@
 #include "registry.hpp"
 
+#include "binomial.hpp"
+#include "bruck.hpp"
+#include "halving_doubling.hpp"
+#include "pairwise.hpp"
+#include "recursive_doubling.hpp"
 #include "ring.hpp"
+#include "scatter_allgather.hpp"
 
 #include <array>
 
@@ -8,15 +14,76 @@ namespace loom {
 
 namespace {
 
+constexpr Needs kCommutative{.commutative_op = true};
+constexpr Needs kAny{};
+
+// S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
+// gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
+// lg P means floor(lg P). "Off powers of two" the r = P - 2^floor(lg P) extra ranks fold
+// into partners first (sending S) and get the result back last; byte counts are for the
+// other ranks.
 const std::array kAlgorithms = {
-    Algorithm{
-        .name = "ring",
-        .collective = Collective::allreduce,
-        .summary = "ring reduce-scatter then ring allgather; bandwidth-optimal",
-        .cost = "2(P-1) steps; 2(P-1)/P x S bytes sent per rank",
-        .needs = {.commutative_op = true},
-        .allreduce = &ring_allreduce,
-    },
+    // allreduce
+    Algorithm{"ring", Collective::allreduce, "ring reduce-scatter then ring allgather",
+              "2(P-1) steps; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_allreduce}},
+    Algorithm{"ring_pipelined", Collective::allreduce,
+              "ring with segmented blocks: reduction overlaps transfer",
+              "2(P-1) m steps, m segments per block; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_pipelined_allreduce}},
+    Algorithm{"halving_doubling", Collective::allreduce,
+              "recursive-halving reduce-scatter then recursive-doubling allgather (Rabenseifner)",
+              "2 lg P steps (+2 off powers of two); 2(P-1)/P S", kCommutative,
+              AllreduceFn{&halving_doubling_allreduce}},
+    Algorithm{"recursive_doubling", Collective::allreduce,
+              "full-vector exchange at distance 1, 2, 4, ...; order-preserving",
+              "lg P steps (+2 off powers of two); S lg P", kAny, AllreduceFn{&recursive_doubling_allreduce}},
+    Algorithm{"binomial", Collective::allreduce, "binomial reduce to rank 0 then binomial bcast; order-preserving",
+              "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny, AllreduceFn{&binomial_allreduce}},
+    // reduce_scatter and reduce_scatter_block
+    Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
+              ReduceScatterFn{&ring_reduce_scatter}},
+    Algorithm{"halving_doubling", Collective::reduce_scatter, "recursive vector halving, blocks in rank order",
+              "lg P steps (+2 off powers of two); (P-1)/P S", kCommutative,
+              ReduceScatterFn{&halving_doubling_reduce_scatter}},
+    Algorithm{"ring", Collective::reduce_scatter_block, "ring reduce-scatter", "P-1 steps; (P-1)/P S",
+              kCommutative, ReduceScatterFn{&ring_reduce_scatter}},
+    Algorithm{"halving_doubling", Collective::reduce_scatter_block,
+              "recursive vector halving, blocks in rank order", "lg P steps (+2 off powers of two); (P-1)/P S",
+              kCommutative, ReduceScatterFn{&halving_doubling_reduce_scatter}},
+    // allgather and allgatherv
+    Algorithm{"ring", Collective::allgather, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
+              AllgatherFn{&ring_allgather}},
+    Algorithm{"recursive_doubling", Collective::allgather, "exchange doubling block ranges at distance 1, 2, 4, ...",
+              "lg P steps (+2 off powers of two); (P-1)/P S", kAny, AllgatherFn{&recursive_doubling_allgather}},
+    Algorithm{"bruck", Collective::allgather, "Bruck: ceil(lg P) steps for any P, then a local rotation",
+              "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
+    Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
+              AllgatherFn{&ring_allgather}},
+    Algorithm{"recursive_doubling", Collective::allgatherv,
+              "exchange doubling block ranges at distance 1, 2, 4, ...",
+              "lg P steps (+2 off powers of two); (P-1)/P S", kAny, AllgatherFn{&recursive_doubling_allgather}},
+    Algorithm{"bruck", Collective::allgatherv, "Bruck: ceil(lg P) steps for any P, then a local rotation",
+              "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
+    // bcast
+    Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
+              "ceil(lg P) + m-1 steps for m segments; S per edge",
+              kAny, BcastFn{&binomial_bcast}},
+    Algorithm{"scatter_allgather", Collective::bcast, "binomial scatter then ring allgather (van de Geijn)",
+              "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
+    // reduce
+    Algorithm{"binomial", Collective::reduce, "binomial tree to the root; order-preserving",
+              "ceil(lg P) steps; S per edge", kAny, ReduceFn{&binomial_reduce}},
+    Algorithm{"halving_doubling", Collective::reduce, "recursive-halving reduce-scatter then gather to the root",
+              "2 lg P steps (+1 off powers of two); about 2 S", kCommutative, ReduceFn{&halving_doubling_reduce}},
+    // barrier
+    Algorithm{"bruck", Collective::barrier, "dissemination: to rank + 2^k, from rank - 2^k",
+              "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
+    Algorithm{"recursive_doubling", Collective::barrier, "pairwise exchange at distance 1, 2, 4, ...",
+              "lg P steps (+2 off powers of two); no data", kAny, BarrierFn{&recursive_doubling_barrier}},
+    // alltoall
+    Algorithm{"bruck", Collective::alltoall, "Bruck: ceil(lg P) steps of packed blocks, then rotations",
+              "ceil(lg P) steps; about S P/2 lg P", kAny, AlltoallFn{&bruck_alltoall}},
+    Algorithm{"pairwise", Collective::alltoall, "P-1 steps, step k exchanging with rank +- k",
+              "P-1 steps; (P-1) S", kAny, AlltoallFn{&pairwise_alltoall}},
 };
 
 } // namespace
@@ -25,6 +92,14 @@ std::string_view to_string(Collective c)
 {
     switch (c) {
     case Collective::allreduce: return "allreduce";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::reduce_scatter_block: return "reduce_scatter_block";
+    case Collective::allgather: return "allgather";
+    case Collective::allgatherv: return "allgatherv";
+    case Collective::bcast: return "bcast";
+    case Collective::reduce: return "reduce";
+    case Collective::barrier: return "barrier";
+    case Collective::alltoall: return "alltoall";
     }
     return "?";
 }

@@ -3,14 +3,27 @@
 #pragma once
 
 #include "collectives.hpp"
+#include "loom_c_api.h"
 
 #include <optional>
 #include <span>
 #include <string_view>
+#include <variant>
 
 namespace loom {
 
-enum class Collective { allreduce };
+enum class Collective : int {
+    allreduce = LOOM_COLL_ALLREDUCE,
+    reduce_scatter = LOOM_COLL_REDUCE_SCATTER,
+    reduce_scatter_block = LOOM_COLL_REDUCE_SCATTER_BLOCK,
+    allgather = LOOM_COLL_ALLGATHER,
+    allgatherv = LOOM_COLL_ALLGATHERV,
+    bcast = LOOM_COLL_BCAST,
+    reduce = LOOM_COLL_REDUCE,
+    barrier = LOOM_COLL_BARRIER,
+    alltoall = LOOM_COLL_ALLTOALL,
+};
+inline constexpr int kCollectiveCount = LOOM_COLL_COUNT;
 
 std::string_view to_string(Collective c);
 
@@ -23,19 +36,26 @@ struct Needs {
 // The facts about a call that every rank shares (so every rank decides alike).
 struct CallShape {
     int comm_size;
-    std::size_t count;
-    bool commutative;
+    std::size_t bytes; // the collective's message size (see message_bytes in entry.cpp)
+    bool commutative;  // reductions; true otherwise
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
+using ReduceScatterFn = void (*)(Transport&, MemoryOps&, const ReduceScatterArgs&);
+using AllgatherFn = void (*)(Transport&, MemoryOps&, const AllgatherArgs&);
+using BcastFn = void (*)(Transport&, MemoryOps&, const BcastArgs&);
+using ReduceFn = void (*)(Transport&, MemoryOps&, const ReduceArgs&);
+using BarrierFn = void (*)(Transport&, MemoryOps&, const BarrierArgs&);
+using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
+using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn>;
 
 struct Algorithm {
-    std::string_view name;        // user-facing, e.g. in coll_loom_allreduce_algorithm
+    std::string_view name;    // user-facing, e.g. in coll_loom_allreduce_algorithm
     Collective collective;
-    std::string_view summary;     // one line for tools and docs
-    std::string_view cost;        // steps and bytes per rank, P ranks, S bytes
+    std::string_view summary; // one line for tools and docs
+    std::string_view cost;    // steps and bytes sent per rank; P ranks, S the message size
     Needs needs;
-    AllreduceFn allreduce = nullptr;
+    Runner run;
 };
 
 std::span<const Algorithm> all_algorithms();

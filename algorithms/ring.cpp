@@ -1,3 +1,7 @@
+// The ring family: allreduce (plain, and pipelined below), reduce-scatter and allgather(v).
+// Every rank sends only to rank + 1 and receives only from rank - 1. This header describes
+// the plain ring allreduce; each of the others has its own schedule, example and cost below.
+//
 // Ring allreduce.
 //
 // Terms: P ranks, S bytes of data per rank, the data split into P blocks (BlockPartition:
@@ -25,6 +29,9 @@
 // rank, and then copied. Memory: out of place, none beyond the result buffer (partial sums
 // are received in place and the input is never copied); in place, one block of scratch.
 #include "ring.hpp"
+
+#include <algorithm>
+#include <cstddef>
 
 namespace loom {
 
@@ -81,6 +88,232 @@ void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
         const int send_block = mod(r + 1 - step, P);
         const int recv_block = mod(r - step, P);
         exchange(data + offset_of(send_block), send_block, data + offset_of(recv_block), recv_block);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Pipelined (chunked) ring allreduce, after gloo's allreduce_ring_chunked.
+//
+// The same two phases and blocks as ring_allreduce, but every block is cut into m segments
+// of `seg` elements (args.segment_bytes rounded down to whole elements, at least one; 0
+// means 256 KiB), m = ceil(largest block / seg); a block shorter than m x seg has a short
+// or empty tail, and empty segments are skipped by sender and receiver alike. Each step of
+// the plain ring becomes m units, one segment each, 2(P - 1) m units in all. Unit u of
+// reduce-scatter step s moves segment j of the blocks the plain ring moves in step s.
+//
+// Double buffering: in unit u a rank posts the receive of segment u, posts the send of
+// segment u, and only then reduces segment u - 1 (received in the previous unit), so the
+// reduction runs while segment u is on the wire. This is safe because a send in unit u
+// depends on the reduction of unit u - m (same segment, previous step), finished one unit
+// earlier when m >= 2; with m = 1 the reduction of u - 1 is what u sends, so it runs
+// before the send is posted (no overlap: the plain ring). Unit u's receive goes to a
+// different buffer (or, out of place, a different segment) than the one being reduced.
+//
+// Worked example, P = 3, m = 2, blocks A B C of segments A0 A1...; at rank 0 ("'" a
+// partial sum of two ranks, "*" fully reduced):
+//   unit  phase, step       sends  receives  reduces meanwhile
+//   0     reduce-scatter 0  A0     C0        -
+//   1     reduce-scatter 0  A1     C1        C0
+//   2     reduce-scatter 1  C0'    B0        C1
+//   3     reduce-scatter 1  C1'    B1        B0
+//   4     allgather 0       B0*    A0*       B1
+//   5     allgather 0       B1*    A1*       -
+//   6     allgather 1       A0*    C0*       -
+//   7     allgather 1       A1*    C1*       -
+//
+// Cost: 2(P - 1) m steps (messages of at most one segment), each rank sends and receives
+// 2(P - 1)/P x S bytes and reduces (P - 1)/P x S bytes, as the plain ring. A step costs
+// max(transfer, reduction) instead of their sum, for m times as many per-message latencies:
+// worth it for large S, where the reduction is a sizable fraction of the transfer time.
+// Limits: commutative op (as the plain ring); results are bit-identical on all ranks.
+// Memory: in place, two segments of scratch; out of place, none (received segments land in
+// the result buffer and the input is reduced into them).
+namespace {
+constexpr std::size_t kDefaultSegmentBytes = std::size_t(256) << 10;
+} // namespace
+
+void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    const int P = net.size();
+    const int r = net.rank();
+    const std::size_t es = args.op.elem_size;
+    auto* data = static_cast<std::byte*>(args.recvbuf);
+    const auto* input = static_cast<const std::byte*>(args.sendbuf);
+
+    if (P == 1 || args.count == 0) {
+        if (!args.in_place()) mem.copy(data, input, args.count * es);
+        return;
+    }
+
+    const BlockPartition blocks(args.count, P);
+    const std::size_t seg_bytes = args.segment_bytes != 0 ? args.segment_bytes : kDefaultSegmentBytes;
+    const std::size_t seg = std::min(std::max<std::size_t>(1, seg_bytes / es), blocks.max_length());
+    const std::size_t m = (blocks.max_length() + seg - 1) / seg; // segments per block
+    const std::size_t phase_units = std::size_t(P - 1) * m;
+    const int right = mod(r + 1, P);
+    const int left = mod(r - 1, P);
+
+    // What unit u moves: the blocks of its step, segment u mod m of them.
+    struct Unit {
+        bool reduce;         // reduce-scatter (received data is reduced) or allgather
+        bool first_step;     // reduce-scatter step 0: our own input goes out
+        std::size_t send_at; // element offsets and lengths
+        std::size_t send_len;
+        std::size_t recv_at;
+        std::size_t recv_len;
+    };
+    auto unit = [&](std::size_t u) {
+        const bool rs = u < phase_units;
+        const std::size_t v = rs ? u : u - phase_units;
+        const int step = int(v / m);
+        const std::size_t first = (v % m) * seg;
+        const int send_block = rs ? mod(r - step, P) : mod(r + 1 - step, P);
+        const int recv_block = rs ? mod(r - step - 1, P) : mod(r - step, P);
+        auto len = [&](int b) { return first < blocks.length(b) ? std::min(seg, blocks.length(b) - first) : 0; };
+        return Unit{rs, rs && step == 0, blocks.begin(send_block) + first, len(send_block),
+                    blocks.begin(recv_block) + first, len(recv_block)};
+    };
+
+    // In place the result buffer holds the input, so partial sums arrive in two alternating
+    // segments of scratch; out of place they arrive in the result buffer.
+    Scratch incoming(nullptr, nullptr);
+    if (args.in_place()) incoming = mem.scratch(2 * seg * es);
+    auto landing = [&](std::size_t u, const Unit& x) {
+        if (x.reduce && args.in_place()) return incoming.get() + (u % 2) * seg * es;
+        return data + x.recv_at * es;
+    };
+    auto reduce_unit = [&](std::size_t u) {
+        const Unit x = unit(u);
+        if (!x.reduce || x.recv_len == 0) return;
+        if (args.in_place())
+            mem.reduce(args.op, landing(u, x), data + x.recv_at * es, x.recv_len);
+        else
+            mem.reduce(args.op, input + x.recv_at * es, data + x.recv_at * es, x.recv_len);
+    };
+
+    const std::size_t units = 2 * phase_units;
+    for (std::size_t u = 0; u < units; ++u) {
+        const Unit x = unit(u);
+        if (x.recv_len != 0) net.post_recv(left, landing(u, x), x.recv_len * es);
+        if (m == 1 && u != 0) reduce_unit(u - 1); // what we send next is what we reduce now
+        if (x.send_len != 0) {
+            const std::byte* from = (x.first_step && !args.in_place() ? input : data) + x.send_at * es;
+            net.post_send(right, from, x.send_len * es);
+        }
+        if (m > 1 && u != 0) reduce_unit(u - 1); // overlaps the transfer of unit u
+        net.wait_all();
+    }
+}
+
+// Data moves between ring neighbours in one step: receive from the left, send to the
+// right. Both sides compute the same lengths, so empty blocks are skipped by both.
+namespace {
+void ring_step(Transport& net, const std::byte* send_from, std::size_t send_bytes, std::byte* recv_into,
+               std::size_t recv_bytes)
+{
+    const int P = net.size();
+    if (recv_bytes != 0) net.post_recv(mod(net.rank() - 1, P), recv_into, recv_bytes);
+    if (send_bytes != 0) net.post_send(mod(net.rank() + 1, P), send_from, send_bytes);
+    net.wait_all();
+}
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Ring reduce-scatter (MPI_Reduce_scatter and _block): block i holds counts[i] elements.
+//
+// The reduce-scatter phase of the ring allreduce, shifted by one block so that rank r ends
+// with block r rather than r + 1: in step s (0 <= s < P - 1) rank r sends block
+// (r - s - 1) mod P (its input at step 0, a partial sum after) and receives block
+// (r - s - 2) mod P, into which it reduces its own input. The last block received is r.
+//
+// Worked example, P = 3, blocks A B C; "x:y" block x summed over ranks y:
+//   step   rank 0 sends   rank 1 sends   rank 2 sends
+//   0      C:0            A:1            B:2
+//   1      B:2,0          C:0,1          A:1,2
+//   result A:1,2,0        B:2,0,1        C:0,1,2
+//
+// Cost: P - 1 steps; rank r sends every block but its own, (sum(counts) - counts[r])
+// elements, (P - 1)/P x S on average, and reduces as many. Limits: commutative op (block i
+// is reduced in the rank order i+1, i+2, ..., i). Memory: one block (the largest) of
+// scratch in place, two out of place (recvbuf only has room for the result, so partial
+// sums alternate between two blocks: one is sent while the next arrives in the other).
+void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
+{
+    const int P = net.size();
+    const int r = net.rank();
+    const std::size_t es = args.op.elem_size;
+    const BlockOffsets blocks(args.counts);
+    auto* out = static_cast<std::byte*>(args.recvbuf);
+    const auto* input = args.in_place() ? out : static_cast<const std::byte*>(args.sendbuf);
+
+    if (P == 1) {
+        if (!args.in_place()) mem.copy(out, input, blocks.length(0) * es);
+        return;
+    }
+
+    std::size_t largest = 0;
+    for (int b = 0; b < P; ++b) largest = std::max(largest, blocks.length(b));
+    const std::size_t slots = args.in_place() ? 1 : P > 2 ? 2 : 0;
+    Scratch scratch(nullptr, nullptr);
+    if (slots != 0 && largest != 0) scratch = mem.scratch(slots * largest * es);
+    auto slot = [&](int s) { return scratch.get() + std::size_t(s % 2) * largest * es; };
+    auto reduce = [&](const std::byte* in, std::byte* inout, std::size_t n) {
+        if (n != 0) mem.reduce(args.op, in, inout, n);
+    };
+
+    for (int step = 0; step < P - 1; ++step) {
+        const int send_block = mod(r - step - 1, P);
+        const int recv_block = mod(r - step - 2, P);
+        const bool last = step == P - 2;
+        const std::size_t n = blocks.length(recv_block);
+        const std::size_t send_bytes = blocks.length(send_block) * es;
+        if (args.in_place()) {
+            // recvbuf holds the whole input: partial sums are reduced into it block by block.
+            ring_step(net, out + blocks.begin(send_block) * es, send_bytes, slot(0), n * es);
+            if (!last || blocks.begin(r) == 0) {
+                reduce(slot(0), out + blocks.begin(recv_block) * es, n);
+            } else {
+                // The result goes to the start of recvbuf, which may overlap block r:
+                // reduce in scratch, then copy.
+                reduce(out + blocks.begin(r) * es, slot(0), n);
+                mem.copy(out, slot(0), n * es);
+            }
+        } else {
+            const std::byte* from = step == 0 ? input + blocks.begin(send_block) * es : slot(step - 1);
+            std::byte* into = last ? out : slot(step);
+            ring_step(net, from, send_bytes, into, n * es);
+            reduce(input + blocks.begin(recv_block) * es, into, n);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ring allgather (MPI_Allgather and v): rank i contributes bytes[i] bytes (may be 0).
+//
+// The allgather phase of the ring allreduce: in step s (0 <= s < P - 1) rank r forwards
+// block (r - s) mod P and receives block (r - s - 1) mod P straight into its final place.
+//
+// Worked example, P = 3, blocks A B C of ranks 0 1 2:
+//   step   rank 0 sends   rank 1 sends   rank 2 sends
+//   0      A              B              C
+//   1      C              A              B
+//
+// Cost: P - 1 steps; rank r sends every block but block r + 1, (P - 1)/P x S bytes when the
+// blocks are equal. Bandwidth-optimal, latency linear in P: for large S or few ranks.
+// Limits: none (no arithmetic); zero-sized blocks are skipped. Memory: none; out of place,
+// one local copy of the own block.
+void ring_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
+{
+    const int P = net.size();
+    const int r = net.rank();
+    const BlockOffsets blocks(args.bytes);
+    auto* out = static_cast<std::byte*>(args.recvbuf);
+    if (!args.in_place()) mem.copy(out + blocks.begin(r), args.sendbuf, blocks.length(r));
+    for (int step = 0; step < P - 1; ++step) {
+        const int send_block = mod(r - step, P);
+        const int recv_block = mod(r - step - 1, P);
+        ring_step(net, out + blocks.begin(send_block), blocks.length(send_block), out + blocks.begin(recv_block),
+                  blocks.length(recv_block));
     }
 }
 

@@ -19,17 +19,16 @@
 
 BEGIN_C_DECLS
 
-/* The collectives loom serves; indexes the per-collective counters. */
-typedef enum {
-    LOOM_COLL_ALLREDUCE,
-    LOOM_COLL_COUNT
-} loom_coll_id_t;
-
 typedef struct mca_coll_loom_component_t {
     mca_coll_base_component_2_0_0_t super;
     int priority;
     int verbose;
     int output; /* opal_output stream, verbosity = verbose */
+    /* coll_loom_<collective>_algorithm: the algorithm forced for every call ("" = loom's
+     * own choice). A forced algorithm that cannot serve a call, or does not exist, makes
+     * loom decline the call. */
+    char *forced[LOOM_COLL_COUNT];
+    size_t segment_size; /* coll_loom_segment_size, for pipelined algorithms */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
      * itself, and calls it handed to the previous component. Updated atomically. */
     unsigned long long served[LOOM_COLL_COUNT];
@@ -42,8 +41,24 @@ OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
  * collective loom implements, so loom can decline a call. */
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
+    mca_coll_base_module_allgather_fn_t prev_allgather;
+    mca_coll_base_module_t *prev_allgather_module;
+    mca_coll_base_module_allgatherv_fn_t prev_allgatherv;
+    mca_coll_base_module_t *prev_allgatherv_module;
     mca_coll_base_module_allreduce_fn_t prev_allreduce;
     mca_coll_base_module_t *prev_allreduce_module;
+    mca_coll_base_module_alltoall_fn_t prev_alltoall;
+    mca_coll_base_module_t *prev_alltoall_module;
+    mca_coll_base_module_barrier_fn_t prev_barrier;
+    mca_coll_base_module_t *prev_barrier_module;
+    mca_coll_base_module_bcast_fn_t prev_bcast;
+    mca_coll_base_module_t *prev_bcast_module;
+    mca_coll_base_module_reduce_fn_t prev_reduce;
+    mca_coll_base_module_t *prev_reduce_module;
+    mca_coll_base_module_reduce_scatter_fn_t prev_reduce_scatter;
+    mca_coll_base_module_t *prev_reduce_scatter_module;
+    mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
+    mca_coll_base_module_t *prev_reduce_scatter_block_module;
 } mca_coll_loom_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
@@ -51,15 +66,56 @@ OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+/* The collectives (coll_loom_reduce_ops.c, coll_loom_data_ops.c). */
+int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module);
+int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, const int *rcounts, const int *displs,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module);
+int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+/* ---- Running a call (coll_loom_run.c) ---- */
 
 /* Record a served or declined call (counters, and a line at coll_loom_verbose >= 2). */
-void mca_coll_loom_note_served(loom_coll_id_t coll, struct ompi_communicator_t *comm,
-                               const char *algorithm, size_t bytes);
-void mca_coll_loom_note_declined(loom_coll_id_t coll, struct ompi_communicator_t *comm,
+void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
+                               const char *algorithm);
+void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
                                  const char *why);
+
+/* Choose the algorithm for `call` on comm (honouring coll_loom_<coll>_algorithm); NULL and
+ * *why if loom must decline. */
+const char *loom_choose_for(const loom_call_t *call, struct ompi_communicator_t *comm,
+                            const char **why);
+/* Run `algorithm` on comm over the PML with the collective's tag; an OMPI error code. */
+int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm);
+
+/* Per-rank size_t arrays (counts) without a malloc for common communicator sizes. */
+typedef struct loom_sizes {
+    size_t *v;
+    size_t inline_v[64];
+} loom_sizes_t;
+int loom_sizes_init(loom_sizes_t *s, int n); /* OMPI_SUCCESS or OMPI_ERR_OUT_OF_RESOURCE */
+void loom_sizes_fini(loom_sizes_t *s);
 
 /* ---- Transport over the PML (coll_loom_pml.c) ---- */
 
@@ -94,8 +150,33 @@ typedef struct loom_reduce_plan {
 } loom_reduce_plan_t;
 
 /* Returns 1 and fills *plan if loom can reduce (count, dtype, op), else 0 with *why set. */
-int loom_plan_reduction(int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                         loom_reduce_plan_t *plan, const char **why);
+
+/* A dense copy of n elements of dtype (layout kept, holes zeroed) for a staged plan, and
+ * the copy of its elements back into the user's layout. */
+int loom_stage_in(char **dense, const void *src, size_t n, struct ompi_datatype_t *dtype);
+int loom_stage_out(void *dst, const char *dense, size_t n, struct ompi_datatype_t *dtype);
+
+/* Data-movement collectives see bytes. A buffer of `count` x dtype is used where it is if its
+ * data is contiguous; otherwise it is packed into (or unpacked from) a dense scratch buffer.
+ * Packing is local: ranks may use different datatypes with the same type signature. */
+typedef struct loom_dense {
+    char *data;     /* the bytes the algorithm sees */
+    char *scratch;  /* non-NULL if data is a packed copy (free with loom_dense_fini) */
+    size_t bytes;
+} loom_dense_t;
+
+/* View `count` x dtype at buf as dense bytes; pack a copy if needed and `pack` is true. */
+int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                    int pack);
+/* If d is a scratch copy, unpack its bytes into count x dtype at buf. */
+int loom_dense_unpack(const loom_dense_t *d, void *buf, size_t count, struct ompi_datatype_t *dtype);
+void loom_dense_fini(loom_dense_t *d);
+
+/* Pack count x dtype from buf into out (count x size bytes), and back. */
+int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out);
+int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype);
 
 END_C_DECLS
 

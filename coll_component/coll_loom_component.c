@@ -1,6 +1,7 @@
 /*
  * The loom component: its description for Open MPI, its MCA parameters
- * (coll_loom_priority, coll_loom_verbose) and its MPI_T performance variables
+ * (coll_loom_priority, coll_loom_verbose, coll_loom_<collective>_algorithm,
+ * coll_loom_segment_size) and its MPI_T performance variables
  * (coll_loom_<collective>_served, coll_loom_<collective>_declined).
  */
 #include "coll_loom.h"
@@ -30,9 +31,8 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .priority = 40,
     .verbose = 0,
     .output = -1,
+    .segment_size = 256 * 1024,
 };
-
-static const char *const coll_names[LOOM_COLL_COUNT] = {"allreduce"};
 
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
@@ -75,20 +75,66 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_loom_component.verbose);
 
+    mca_coll_loom_component.segment_size = 256 * 1024;
+    (void) mca_base_component_var_register(
+        c, "segment_size",
+        "Bytes per segment for loom's pipelined algorithms (ring_pipelined); 0 lets each "
+        "algorithm use its own default",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.segment_size);
+
+    /* Names and help texts must outlive registration. */
+    static char names[LOOM_COLL_COUNT][64];
+    static char helps[LOOM_COLL_COUNT][512];
     for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
-        register_counter(coll_names[i], "served", "Calls of this collective that loom ran itself",
+        const char *coll = loom_coll_name((loom_coll_t) i);
+        char algorithms[256];
+        loom_algorithm_names((loom_coll_t) i, algorithms, sizeof(algorithms));
+        snprintf(names[i], sizeof(names[i]), "%s_algorithm", coll);
+        snprintf(helps[i], sizeof(helps[i]),
+                 "Force loom's %s algorithm: one of %s; empty for loom's own choice. A forced "
+                 "algorithm that cannot serve a call (e.g. it needs a commutative op) makes loom "
+                 "hand the call to the next component",
+                 coll, algorithms);
+        mca_coll_loom_component.forced[i] = NULL;
+        /* Settable through MPI_T (MPI_T_cvar_write), so tools and tests can switch
+         * algorithms inside one job; every rank must set the same value between calls. */
+        (void) mca_base_component_var_register(c, names[i], helps[i], MCA_BASE_VAR_TYPE_STRING,
+                                               NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                               MCA_BASE_VAR_SCOPE_LOCAL,
+                                               &mca_coll_loom_component.forced[i]);
+        register_counter(coll, "served", "Calls of this collective that loom ran itself",
                          &mca_coll_loom_component.served[i]);
-        register_counter(coll_names[i], "declined",
+        register_counter(coll, "declined",
                          "Calls of this collective that loom handed to the previous component",
                          &mca_coll_loom_component.declined[i]);
     }
     return OMPI_SUCCESS;
 }
 
+/* A misspelt forced algorithm must not pass unnoticed: say so, with the valid names. Calls
+ * of that collective are then declined (loom_choose finds no such algorithm), so results stay
+ * right. */
+static void check_forced_algorithms(void)
+{
+    for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
+        const char *name = mca_coll_loom_component.forced[i];
+        if (NULL == name || '\0' == name[0] || loom_algorithm_exists((loom_coll_t) i, name)) continue;
+        char algorithms[256];
+        loom_algorithm_names((loom_coll_t) i, algorithms, sizeof(algorithms));
+        opal_output(0,
+                    "coll:loom: error: MCA parameter coll_loom_%s_algorithm=\"%s\" names no %s "
+                    "algorithm (valid: %s); loom will hand every %s to the next component",
+                    loom_coll_name((loom_coll_t) i), name, loom_coll_name((loom_coll_t) i),
+                    algorithms, loom_coll_name((loom_coll_t) i));
+    }
+}
+
 static int loom_open(void)
 {
     mca_coll_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
+    check_forced_algorithms();
     return OMPI_SUCCESS;
 }
 
@@ -97,24 +143,4 @@ static int loom_close(void)
     if (mca_coll_loom_component.output >= 0) opal_output_close(mca_coll_loom_component.output);
     mca_coll_loom_component.output = -1;
     return OMPI_SUCCESS;
-}
-
-void mca_coll_loom_note_served(loom_coll_id_t coll, struct ompi_communicator_t *comm,
-                               const char *algorithm, size_t bytes)
-{
-    __atomic_fetch_add(&mca_coll_loom_component.served[coll], 1ULL, __ATOMIC_RELAXED);
-    opal_output_verbose(2, mca_coll_loom_component.output,
-                        "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s",
-                        coll_names[coll], comm->c_name, ompi_comm_rank(comm),
-                        ompi_comm_size(comm), bytes, algorithm);
-}
-
-void mca_coll_loom_note_declined(loom_coll_id_t coll, struct ompi_communicator_t *comm,
-                                 const char *why)
-{
-    __atomic_fetch_add(&mca_coll_loom_component.declined[coll], 1ULL, __ATOMIC_RELAXED);
-    opal_output_verbose(2, mca_coll_loom_component.output,
-                        "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s",
-                        coll_names[coll], comm->c_name, ompi_comm_rank(comm),
-                        ompi_comm_size(comm), why);
 }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "opal/datatype/opal_convertor.h"
+
 static const struct {
     struct ompi_datatype_t *dtype;
     loom_type_t type;
@@ -77,6 +79,23 @@ static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_
     return 0;
 }
 
+/* Copy n elements of dtype between two buffers of the same layout (type map bytes only). */
+static int copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype)
+{
+    /* ompi_datatype_copy_content_same_ddt takes an int32 count. */
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    while (n > 0) {
+        const int chunk = n > INT32_MAX ? INT32_MAX : (int) n;
+        int rc = ompi_datatype_copy_content_same_ddt(dtype, chunk, dst, (char *) src);
+        if (OMPI_SUCCESS != rc) return rc;
+        dst = (char *) dst + (size_t) chunk * (size_t) extent;
+        src = (const char *) src + (size_t) chunk * (size_t) extent;
+        n -= (size_t) chunk;
+    }
+    return OMPI_SUCCESS;
+}
+
 /* The core's view of a reduction through Open MPI: inout = in op inout over `count`
  * instances of the plan's datatype. */
 static void ompi_reduce_adapter(const void *in, void *inout, size_t count, void *ctx)
@@ -85,7 +104,20 @@ static void ompi_reduce_adapter(const void *in, void *inout, size_t count, void 
     ompi_op_reduce(plan->op, (void *) in, inout, count, plan->dtype);
 }
 
-int loom_plan_reduction(int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the
+ * buffer pointer (no holes, no gaps between instances). */
+static int dense_instances(struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t true_lb, true_extent, lb, extent;
+    size_t size;
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_type_size(dtype, &size);
+    return ompi_datatype_is_contiguous_memory_layout(dtype, 2) && 0 == true_lb &&
+           (size_t) extent == size;
+}
+
+int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                         loom_reduce_plan_t *plan, const char **why)
 {
     ptrdiff_t lb, extent, true_lb, true_extent;
@@ -129,7 +161,96 @@ int loom_plan_reduction(int count, struct ompi_datatype_t *dtype, struct ompi_op
     plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
     plan->reduction.fn = ompi_reduce_adapter;
     plan->reduction.ctx = plan;
-    plan->staged = !(ompi_datatype_is_contiguous_memory_layout(dtype, count > 1 ? count : 1) &&
-                     true_lb == 0 && (size_t) extent == size);
+    plan->staged = !dense_instances(dtype);
     return 1;
+}
+
+int loom_stage_in(char **dense, const void *src, size_t n, struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    const size_t bytes = n * (size_t) extent;
+    *dense = calloc(bytes > 0 ? bytes : 1, 1); /* zeroed holes: no undefined bytes are sent */
+    if (NULL == *dense) return OMPI_ERR_OUT_OF_RESOURCE;
+    return copy_elements(*dense, src, n, dtype);
+}
+
+int loom_stage_out(void *dst, const char *dense, size_t n, struct ompi_datatype_t *dtype)
+{
+    return copy_elements(dst, dense, n, dtype);
+}
+
+/* ---- packing for data-movement collectives ---- */
+
+static size_t type_size(struct ompi_datatype_t *dtype)
+{
+    size_t size;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
+}
+
+int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out)
+{
+    const size_t bytes = count * type_size(dtype);
+    if (0 == bytes) return OMPI_SUCCESS;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super,
+                                                      count, buf, 0, &conv);
+    if (OPAL_SUCCESS == rc) {
+        struct iovec iov = {.iov_base = out, .iov_len = bytes};
+        uint32_t iov_count = 1;
+        size_t max = bytes;
+        rc = opal_convertor_pack(&conv, &iov, &iov_count, &max) < 0 || max != bytes ? OMPI_ERROR
+                                                                                     : OMPI_SUCCESS;
+    }
+    OBJ_DESTRUCT(&conv);
+    return rc;
+}
+
+int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    const size_t bytes = count * type_size(dtype);
+    if (0 == bytes) return OMPI_SUCCESS;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super,
+                                                      count, buf, 0, &conv);
+    if (OPAL_SUCCESS == rc) {
+        struct iovec iov = {.iov_base = (void *) in, .iov_len = bytes};
+        uint32_t iov_count = 1;
+        size_t max = bytes;
+        rc = opal_convertor_unpack(&conv, &iov, &iov_count, &max) < 0 || max != bytes ? OMPI_ERROR
+                                                                                       : OMPI_SUCCESS;
+    }
+    OBJ_DESTRUCT(&conv);
+    return rc;
+}
+
+int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                    int pack)
+{
+    d->bytes = count * type_size(dtype);
+    d->scratch = NULL;
+    if (count <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : dense_instances(dtype)) {
+        ptrdiff_t true_lb, true_extent;
+        ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+        d->data = (char *) buf + true_lb;
+        return OMPI_SUCCESS;
+    }
+    d->scratch = malloc(d->bytes > 0 ? d->bytes : 1);
+    if (NULL == d->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
+    d->data = d->scratch;
+    return pack ? loom_pack(buf, count, dtype, d->scratch) : OMPI_SUCCESS;
+}
+
+int loom_dense_unpack(const loom_dense_t *d, void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    return NULL == d->scratch ? OMPI_SUCCESS : loom_unpack(d->scratch, buf, count, dtype);
+}
+
+void loom_dense_fini(loom_dense_t *d)
+{
+    free(d->scratch);
+    d->scratch = NULL;
 }

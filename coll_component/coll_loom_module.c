@@ -6,15 +6,23 @@
 
 #include "ompi/mca/coll/base/base.h"
 
+/* Applies X(name) to every collective loom implements. */
+#define LOOM_FOR_EACH_COLLECTIVE(X)                                                          \
+    X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce)        \
+    X(reduce_scatter) X(reduce_scatter_block)
+
 static void loom_module_construct(mca_coll_loom_module_t *m)
 {
-    m->prev_allreduce = NULL;
-    m->prev_allreduce_module = NULL;
+#define CLEAR(name) m->prev_##name = NULL; m->prev_##name##_module = NULL;
+    LOOM_FOR_EACH_COLLECTIVE(CLEAR)
+#undef CLEAR
 }
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
-    if (NULL != m->prev_allreduce_module) OBJ_RELEASE(m->prev_allreduce_module);
+#define RELEASE(name) if (NULL != m->prev_##name##_module) OBJ_RELEASE(m->prev_##name##_module);
+    LOOM_FOR_EACH_COLLECTIVE(RELEASE)
+#undef RELEASE
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
@@ -32,16 +40,22 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
 
     /* Components are enabled from lowest to highest priority, so comm->c_coll now holds
-     * what would serve each collective without loom. */
-    if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module) {
-        opal_output(0, "coll:loom: no other component provides allreduce on %s; loom needs one "
-                       "to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",
-                    comm->c_name);
-        return OMPI_ERROR;
+     * what would serve each collective without loom: that is what loom falls back to. */
+#define CHECK(name)                                                                             \
+    if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) {      \
+        opal_output(0, "coll:loom: no other component provides " #name " on %s; loom needs "   \
+                       "one to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",     \
+                    comm->c_name);                                                              \
+        return OMPI_ERROR;                                                                      \
     }
-    m->prev_allreduce = comm->c_coll->coll_allreduce;
-    m->prev_allreduce_module = comm->c_coll->coll_allreduce_module;
-    OBJ_RETAIN(m->prev_allreduce_module);
+    LOOM_FOR_EACH_COLLECTIVE(CHECK)
+#undef CHECK
+#define SAVE(name)                                                                              \
+    m->prev_##name = comm->c_coll->coll_##name;                                                 \
+    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                               \
+    OBJ_RETAIN(m->prev_##name##_module);
+    LOOM_FOR_EACH_COLLECTIVE(SAVE)
+#undef SAVE
 
     opal_output_verbose(1, mca_coll_loom_component.output,
                         "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,
@@ -61,6 +75,8 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
 
     *priority = mca_coll_loom_component.priority;
     m->super.coll_module_enable = loom_module_enable;
-    m->super.coll_allreduce = mca_coll_loom_allreduce;
+#define INSTALL(name) m->super.coll_##name = mca_coll_loom_##name;
+    LOOM_FOR_EACH_COLLECTIVE(INSTALL)
+#undef INSTALL
     return &m->super;
 }

@@ -2,7 +2,9 @@
 // sizes in one mpirun, with whatever coll components the run selected. It is the per-run
 // half of tools/loom-compare, which runs it alternately with and without loom.
 //
-//   mpirun -np 4 loom-allreduce-timer [--min-bytes 8] [--max-bytes 4194304]
+//   mpirun -np 4 loom-allreduce-timer [--min-bytes 8] [--max-bytes 4194304] [--algorithm NAME]
+//
+// --algorithm forces loom's allreduce algorithm (through MPI_T, coll_loom_allreduce_algorithm).
 //
 // Output: one line per size, "bytes usec", where usec is the maximum over ranks of the mean
 // time of one call, after a warm-up; then "# loom served N declined M" from loom's MPI_T
@@ -10,7 +12,7 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include "loom_counters.hpp"
+#include "loom_mpi_t.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -52,10 +54,12 @@ int main(int argc, char** argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     std::size_t min_bytes = 8, max_bytes = 4u << 20;
+    std::string algorithm;
     for (int i = 1; i + 1 < argc; i += 2) {
         try {
             if (std::strcmp(argv[i], "--min-bytes") == 0) min_bytes = parse_bytes(argv[i + 1]);
             else if (std::strcmp(argv[i], "--max-bytes") == 0) max_bytes = parse_bytes(argv[i + 1]);
+            else if (std::strcmp(argv[i], "--algorithm") == 0) algorithm = argv[i + 1];
             else throw std::invalid_argument(argv[i]);
         } catch (const std::invalid_argument& e) {
             if (rank == 0) std::fprintf(stderr, "loom-allreduce-timer: bad argument: %s\n", e.what());
@@ -66,6 +70,10 @@ int main(int argc, char** argv)
 
     loom::tools::LoomCounters counters;
     const bool loom_loaded = counters.open("allreduce");
+    if (!algorithm.empty() && !loom::tools::set_loom_control("coll_loom_allreduce_algorithm", algorithm.c_str())) {
+        if (rank == 0) std::fprintf(stderr, "loom-allreduce-timer: cannot force algorithm %s: is loom loaded?\n", algorithm.c_str());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 
     std::vector<double> send(max_bytes / sizeof(double)), recv(send.size());
     std::fill(send.begin(), send.end(), double(rank + 1));

@@ -51,13 +51,17 @@ int InprocTransport::size() const { return fabric_.ranks(); }
 void InprocTransport::post_send(int peer, const void* buf, std::size_t bytes)
 {
     if (peer < 0 || peer >= size() || peer == rank_) throw std::logic_error("send to invalid peer");
-    sends_.push_back({peer, const_cast<void*>(buf), bytes});
+    const auto* p = static_cast<const std::byte*>(buf);
+    sends_.push_back({peer, const_cast<void*>(buf), bytes, std::vector<std::byte>(p, p + bytes)});
 }
 
 void InprocTransport::post_recv(int peer, void* buf, std::size_t bytes)
 {
     if (peer < 0 || peer >= size() || peer == rank_) throw std::logic_error("receive from invalid peer");
-    recvs_.push_back({peer, buf, bytes});
+    // A receive buffer's contents are undefined until wait_all(): make them garbage, so a
+    // schedule that reads one early gets wrong results.
+    if (bytes != 0) std::memset(buf, 0xCD, bytes);
+    recvs_.push_back({peer, buf, bytes, {}});
 }
 
 void InprocTransport::wait_all()
@@ -67,10 +71,15 @@ void InprocTransport::wait_all()
     std::unique_lock lock(fabric_.mutex);
 
     std::vector<std::shared_ptr<InprocFabric::Message>> in_flight;
-    for (const Pending& s : sends_) {
+    for (Pending& s : sends_) {
+        // A send buffer must not change between post and wait.
+        if (s.bytes != 0 && std::memcmp(s.buf, s.posted.data(), s.bytes) != 0) {
+            fabric_.failed = true;
+            fabric_.wake_all();
+            throw std::runtime_error("rank " + std::to_string(rank_) + " changed a send buffer before wait_all");
+        }
         auto msg = std::make_shared<InprocFabric::Message>();
-        const auto* p = static_cast<const std::byte*>(s.buf);
-        msg->data.assign(p, p + s.bytes);
+        msg->data = std::move(s.posted);
         msg->sender = rank_;
         fabric_.queue(rank_, s.peer).push_back(msg);
         fabric_.wakeup(s.peer).notify_all();

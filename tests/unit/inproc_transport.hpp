@@ -3,9 +3,9 @@
 // order). It is deliberately strict, so a schedule that passes here is safe on a real PML:
 //   * sends are synchronous: wait_all() returns only after every posted send was received,
 //     the semantics of MPI_Ssend, so a schedule that relies on eager buffering deadlocks;
-//   * a send's data is captured when the sender calls wait_all(), and a receive's data is
-//     delivered in wait_all(), so touching a buffer between post and wait shows up as wrong
-//     data;
+//   * a send buffer changed between post and wait_all() is an error, and a receive buffer
+//     is filled with garbage when the receive is posted and gets its data only in
+//     wait_all(), so reading it early shows up as wrong data;
 //   * a size mismatch between a send and its receive is an error (MPI would truncate);
 //   * a deadlock (no rank can progress) is detected and reported instead of hanging;
 //   * messages left unreceived at the end of a run are reported.
@@ -44,6 +44,7 @@ private:
         int peer;
         void* buf;
         std::size_t bytes;
+        std::vector<std::byte> posted; // sends: the data when posted
     };
     InprocFabric& fabric_;
     int rank_;

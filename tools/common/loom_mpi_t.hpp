@@ -1,6 +1,10 @@
-// Reads loom's MPI_T performance counters (coll_loom_<collective>_served / _declined) from
-// inside an MPI program, through the standard MPI_T interface. They tell whether loom, or
-// the component it fell back to, served the calls; they exist only if loom is loaded.
+// loom through the standard MPI_T interface, from inside an MPI program:
+//   * LoomCounters reads the performance counters coll_loom_<collective>_served / _declined,
+//     which tell whether loom, or the component it fell back to, served the calls;
+//   * set_loom_control() writes a control variable such as coll_loom_allreduce_algorithm,
+//     to switch algorithms inside one job (every rank must write the same value, between
+//     collectives).
+// Both exist only if loom is loaded.
 #pragma once
 
 #include <mpi.h>
@@ -39,5 +43,22 @@ private:
     MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
     MPI_T_pvar_handle served_ = MPI_T_PVAR_HANDLE_NULL, declined_ = MPI_T_PVAR_HANDLE_NULL;
 };
+
+// Writes loom's control variable `name` (e.g. "coll_loom_allreduce_algorithm"); `value`
+// points to a char string or to a size_t, as the variable's type requires.
+inline bool set_loom_control(const std::string& name, const void* value)
+{
+    int provided, index, count;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+    bool ok = MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
+              MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS;
+    if (ok) {
+        ok = MPI_T_cvar_write(handle, value) == MPI_SUCCESS;
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return ok;
+}
 
 } // namespace loom::tools

@@ -1,0 +1,81 @@
+/*
+ * What every collective entry point shares: choosing the algorithm, running it over the PML
+ * with the collective's tag, and recording the outcome (MPI_T counters, verbose lines).
+ */
+#include "coll_loom.h"
+
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#include <stdlib.h>
+
+static const int tags[LOOM_COLL_COUNT] = {
+    [LOOM_COLL_ALLREDUCE] = MCA_COLL_BASE_TAG_ALLREDUCE,
+    [LOOM_COLL_REDUCE_SCATTER] = MCA_COLL_BASE_TAG_REDUCE_SCATTER,
+    [LOOM_COLL_REDUCE_SCATTER_BLOCK] = MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK,
+    [LOOM_COLL_ALLGATHER] = MCA_COLL_BASE_TAG_ALLGATHER,
+    [LOOM_COLL_ALLGATHERV] = MCA_COLL_BASE_TAG_ALLGATHERV,
+    [LOOM_COLL_BCAST] = MCA_COLL_BASE_TAG_BCAST,
+    [LOOM_COLL_REDUCE] = MCA_COLL_BASE_TAG_REDUCE,
+    [LOOM_COLL_BARRIER] = MCA_COLL_BASE_TAG_BARRIER,
+    [LOOM_COLL_ALLTOALL] = MCA_COLL_BASE_TAG_ALLTOALL,
+};
+
+void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
+                               const char *algorithm)
+{
+    __atomic_fetch_add(&mca_coll_loom_component.served[call->coll], 1ULL, __ATOMIC_RELAXED);
+    if (mca_coll_loom_component.verbose >= 2)
+        opal_output_verbose(2, mca_coll_loom_component.output,
+                            "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s",
+                            loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm),
+                            ompi_comm_size(comm), loom_message_bytes(call, ompi_comm_size(comm)),
+                            algorithm);
+}
+
+void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
+                                 const char *why)
+{
+    __atomic_fetch_add(&mca_coll_loom_component.declined[coll], 1ULL, __ATOMIC_RELAXED);
+    opal_output_verbose(2, mca_coll_loom_component.output,
+                        "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s",
+                        loom_coll_name(coll), comm->c_name, ompi_comm_rank(comm),
+                        ompi_comm_size(comm), why);
+}
+
+const char *loom_choose_for(const loom_call_t *call, struct ompi_communicator_t *comm,
+                            const char **why)
+{
+    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], why);
+}
+
+static int to_ompi_error(int rc)
+{
+    if (LOOM_ERR_NO_MEMORY == rc) return OMPI_ERR_OUT_OF_RESOURCE;
+    if (LOOM_ERR_INTERNAL == rc) return OMPI_ERROR;
+    return rc;
+}
+
+int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm)
+{
+    loom_pml_transport_t transport;
+    loom_pml_transport_init(&transport, comm, tags[call->coll]);
+    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, call));
+    int fini_rc = loom_pml_transport_fini(&transport);
+    return OMPI_SUCCESS == rc ? fini_rc : rc;
+}
+
+int loom_sizes_init(loom_sizes_t *s, int n)
+{
+    s->v = s->inline_v;
+    if ((size_t) n > sizeof(s->inline_v) / sizeof(s->inline_v[0])) {
+        s->v = malloc((size_t) n * sizeof(size_t));
+        if (NULL == s->v) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return OMPI_SUCCESS;
+}
+
+void loom_sizes_fini(loom_sizes_t *s)
+{
+    if (s->v != s->inline_v) free(s->v);
+    s->v = NULL;
+}

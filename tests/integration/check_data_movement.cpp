@@ -1,0 +1,171 @@
+// Checks of the data-movement collectives: allgather, allgatherv, bcast, alltoall and
+// barrier. Data is a recognisable function of (source rank, position), so every received
+// element says where it came from.
+#include "check_harness.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace check {
+
+namespace {
+// Element i contributed by rank r.
+int value(int r, std::size_t i) { return r * 100003 + int(i % 100003); }
+constexpr int kUntouched = -999;
+} // namespace
+
+void check_allgather(const Setting& s)
+{
+    for (int count : {0, 1, 3, 1000, 16384})
+        for (bool in_place : {false, true}) {
+            const std::size_t n = std::size_t(count);
+            std::vector<int> send(n), recv(n * std::size_t(s.size), kUntouched);
+            for (std::size_t i = 0; i < n; ++i) send[i] = value(s.rank, i);
+            if (in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(n * std::size_t(s.rank)));
+            const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
+            expect_call(s, "allgather", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                MPI_Allgather(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
+            });
+            for (int r = 0; r < s.size; ++r)
+                for (std::size_t i = 0; i < n; ++i)
+                    if (recv[std::size_t(r) * n + i] != value(r, i)) {
+                        fail(s, "allgather " + name + ": wrong element from rank " + std::to_string(r));
+                        r = s.size;
+                        break;
+                    }
+        }
+    // A receive type with holes (packed and unpacked by loom): holes must stay untouched.
+    HoleyTypes types = make_holey_types();
+    for (int count : {1, 5, 1000}) {
+        const std::size_t n = std::size_t(count);
+        std::vector<int> send(2 * n), recv(3 * n * std::size_t(s.size), kUntouched);
+        for (std::size_t i = 0; i < 2 * n; ++i) send[i] = value(s.rank, i);
+        const std::string name = "vector receive type, count=" + std::to_string(count);
+        expect_call(s, "allgather", Expect::served, name, [&] {
+            MPI_Allgather(send.data(), 2 * count, MPI_INT, recv.data(), count, types.vector, s.comm);
+        });
+        bool ok = true;
+        for (int r = 0; r < s.size && ok; ++r)
+            for (std::size_t e = 0; e < n && ok; ++e) {
+                const int* x = &recv[(std::size_t(r) * n + e) * 3];
+                ok = x[0] == value(r, 2 * e) && x[2] == value(r, 2 * e + 1) && x[1] == kUntouched;
+            }
+        if (!ok) fail(s, "allgather " + name + ": wrong data or a hole written");
+    }
+    free_holey_types(types);
+}
+
+void check_allgatherv(const Setting& s)
+{
+    // Irregular counts (some zero) at displacements with gaps, and a dense layout.
+    for (bool gaps : {false, true})
+        for (int scale : {1, 300})
+            for (bool in_place : {false, true}) {
+                std::vector<int> counts(std::size_t(s.size)), displs(std::size_t(s.size));
+                int next = 0;
+                for (int r = 0; r < s.size; ++r) {
+                    counts[std::size_t(r)] = (r % 3 == 2) ? 0 : (r % 4 + 1) * scale;
+                    displs[std::size_t(r)] = next;
+                    next += counts[std::size_t(r)] + (gaps ? 2 : 0);
+                }
+                const int mine = counts[std::size_t(s.rank)];
+                std::vector<int> send(static_cast<std::size_t>(mine)), recv(std::size_t(next) + 1, kUntouched);
+                for (std::size_t i = 0; i < send.size(); ++i) send[i] = value(s.rank, i);
+                if (in_place) std::copy(send.begin(), send.end(), recv.begin() + displs[std::size_t(s.rank)]);
+                bool any = false;
+                for (int c : counts) any = any || c != 0;
+                const std::string name = std::string(gaps ? "gaps" : "dense") + " scale=" + std::to_string(scale) +
+                                         (in_place ? " in-place" : "");
+                // Open MPI passes allgatherv to the component even when every count is 0.
+                expect_call(s, "allgatherv", Expect::served, name, [&] {
+                    MPI_Allgatherv(in_place ? MPI_IN_PLACE : send.data(), mine, MPI_INT, recv.data(), counts.data(),
+                                   displs.data(), MPI_INT, s.comm);
+                });
+                (void) any;
+                bool ok = recv.back() == kUntouched;
+                for (int r = 0; r < s.size && ok; ++r) {
+                    const std::size_t d = std::size_t(displs[std::size_t(r)]);
+                    for (std::size_t i = 0; i < std::size_t(counts[std::size_t(r)]) && ok; ++i)
+                        ok = recv[d + i] == value(r, i);
+                    if (gaps) ok = ok && recv[d + std::size_t(counts[std::size_t(r)])] == kUntouched;
+                }
+                if (!ok) fail(s, "allgatherv " + name + ": wrong data or a gap written");
+            }
+}
+
+void check_bcast(const Setting& s)
+{
+    for (int root : {0, s.size - 1, s.size / 2})
+        for (int count : {0, 1, 7, 1000, 100003, 1 << 20}) {
+            const std::size_t n = std::size_t(count);
+            std::vector<std::uint8_t> buf(n + 1, 0xEE);
+            if (s.rank == root)
+                for (std::size_t i = 0; i < n; ++i) buf[i] = std::uint8_t(i * 31 + std::size_t(root) * 7 + 1);
+            const std::string name = "bytes=" + std::to_string(count) + " root=" + std::to_string(root);
+            expect_call(s, "bcast", count == 0 ? Expect::untouched : Expect::served, name,
+                        [&] { MPI_Bcast(buf.data(), count, MPI_BYTE, root, s.comm); });
+            bool ok = buf[n] == 0xEE;
+            for (std::size_t i = 0; i < n && ok; ++i) ok = buf[i] == std::uint8_t(i * 31 + std::size_t(root) * 7 + 1);
+            if (!ok) fail(s, "bcast " + name + ": wrong data");
+        }
+    // A datatype with holes: every rank unpacks into its own layout.
+    HoleyTypes types = make_holey_types();
+    const int root = s.size - 1;
+    for (int count : {1, 33, 4000}) {
+        const std::size_t n = std::size_t(count);
+        std::vector<int> buf(4 * n, kUntouched);
+        if (s.rank == root)
+            for (std::size_t e = 0; e < n; ++e) buf[4 * e] = value(root, e), buf[4 * e + 2] = -value(root, e);
+        const std::string name = "resized vector count=" + std::to_string(count);
+        expect_call(s, "bcast", Expect::served, name, [&] { MPI_Bcast(buf.data(), count, types.padded, root, s.comm); });
+        bool ok = true;
+        for (std::size_t e = 0; e < n && ok; ++e)
+            ok = buf[4 * e] == value(root, e) && buf[4 * e + 2] == -value(root, e) && buf[4 * e + 1] == kUntouched &&
+                 buf[4 * e + 3] == kUntouched;
+        if (!ok) fail(s, "bcast " + name + ": wrong data or a hole written");
+    }
+    free_holey_types(types);
+}
+
+void check_barrier(const Setting& s)
+{
+    // A barrier holds every rank until the last one arrives: the last rank to arrive sleeps
+    // first, so everyone else must wait at least about that long.
+    using clock = std::chrono::steady_clock;
+    for (int late : {0, s.size - 1}) {
+        const auto delay = std::chrono::milliseconds(60);
+        const auto start = clock::now();
+        if (s.rank == late) std::this_thread::sleep_for(delay);
+        expect_call(s, "barrier", Expect::served, "late rank " + std::to_string(late), [&] { MPI_Barrier(s.comm); });
+        const auto waited = clock::now() - start;
+        if (waited < delay - std::chrono::milliseconds(15))
+            fail(s, "barrier returned after " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) +
+                        " ms, before rank " + std::to_string(late) + " arrived");
+    }
+    for (int i = 0; i < 50; ++i) expect_call(s, "barrier", Expect::served, "repeated", [&] { MPI_Barrier(s.comm); });
+}
+
+void check_alltoall(const Setting& s)
+{
+    auto item = [](int from, int to, std::size_t i) { return from * 1000003 + to * 1009 + int(i); };
+    for (int count : {0, 1, 5, 1000, 8192})
+        for (bool in_place : {false, true}) {
+            const std::size_t n = std::size_t(count), P = std::size_t(s.size);
+            std::vector<int> send(n * P), recv(n * P, kUntouched);
+            for (std::size_t to = 0; to < P; ++to)
+                for (std::size_t i = 0; i < n; ++i) send[to * n + i] = item(s.rank, int(to), i);
+            if (in_place) recv = send;
+            const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
+            expect_call(s, "alltoall", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                MPI_Alltoall(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
+            });
+            bool ok = true;
+            for (std::size_t from = 0; from < P && ok; ++from)
+                for (std::size_t i = 0; i < n && ok; ++i) ok = recv[from * n + i] == item(int(from), s.rank, i);
+            if (!ok) fail(s, "alltoall " + name + ": wrong data");
+        }
+}
+
+} // namespace check

@@ -1,0 +1,119 @@
+#include "check_harness.hpp"
+
+#include "loom_mpi_t.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+
+namespace check {
+
+int failures = 0;
+int cases = 0;
+
+namespace {
+std::map<std::string, loom::tools::LoomCounters> counters;
+
+loom::tools::LoomCounters& counters_of(const char* collective)
+{
+    auto it = counters.find(collective);
+    if (it == counters.end()) {
+        it = counters.emplace(collective, loom::tools::LoomCounters{}).first;
+        if (!it->second.open(collective)) {
+            std::fprintf(stderr, "FAIL: loom's MPI_T counters for %s are missing: loom is not loaded\n", collective);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    return it->second;
+}
+} // namespace
+
+void fail(const Setting& s, const std::string& what)
+{
+    if (failures < 30)
+        std::fprintf(stderr, "FAIL (rank %d of %d, algorithm '%s'): %s\n", s.rank, s.size, s.algorithm.c_str(),
+                     what.c_str());
+    ++failures;
+}
+
+void expect_call(const Setting& s, const char* collective, Expect expect, const std::string& name,
+                 const std::function<void()>& call)
+{
+    auto& c = counters_of(collective);
+    const auto served0 = c.served(), declined0 = c.declined();
+    call();
+    ++cases;
+    const auto served = c.served() - served0, declined = c.declined() - declined0;
+    // On one rank coll/self serves the call: loom takes part only from two ranks on.
+    const bool seen = s.size >= 2 && expect != Expect::untouched;
+    const unsigned long long want_served = seen && expect == Expect::served;
+    const unsigned long long want_declined = seen && expect == Expect::declined;
+    if (served != want_served || declined != want_declined)
+        fail(s, std::string(collective) + " " + name + ": loom served " + std::to_string(served) + " and declined " +
+                    std::to_string(declined) + " calls, expected " + std::to_string(want_served) + " and " +
+                    std::to_string(want_declined));
+}
+
+bool needs_commutative(const std::string& collective, const std::string& algorithm)
+{
+    static const std::set<std::string> commutative_only = {
+        "allreduce/ring", "allreduce/ring_pipelined", "allreduce/halving_doubling", "reduce/halving_doubling",
+        "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/",
+        "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling", "reduce_scatter_block/"};
+    return commutative_only.count(collective + "/" + algorithm) != 0;
+}
+
+void user_int_sum(void* in, void* inout, int* len, MPI_Datatype*)
+{
+    auto* a = static_cast<int*>(in);
+    auto* b = static_cast<int*>(inout);
+    for (int i = 0; i < *len; ++i) b[i] += a[i];
+}
+
+void user_holey_sum(void* in, void* inout, int* len, MPI_Datatype* type)
+{
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(*type, &lb, &extent);
+    for (int e = 0; e < *len; ++e) {
+        auto* a = reinterpret_cast<int*>(static_cast<char*>(in) + e * extent);
+        auto* b = reinterpret_cast<int*>(static_cast<char*>(inout) + e * extent);
+        b[0] += a[0];
+        b[2] += a[2];
+    }
+}
+
+void user_matmul(void* in, void* inout, int* len, MPI_Datatype*)
+{
+    auto* a = static_cast<std::uint32_t*>(in);
+    auto* b = static_cast<std::uint32_t*>(inout);
+    for (int e = 0; e < *len; ++e, a += 4, b += 4) {
+        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                                    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        std::memcpy(b, c, sizeof c);
+    }
+}
+
+std::vector<std::uint32_t> matrix(int r, std::size_t e)
+{
+    const std::uint32_t v = std::uint32_t(r) + std::uint32_t(e);
+    return {1, v + 1, v % 3, 1};
+}
+
+HoleyTypes make_holey_types()
+{
+    HoleyTypes t;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &t.vector);
+    MPI_Type_create_resized(t.vector, 0, 16, &t.padded);
+    MPI_Type_commit(&t.vector);
+    MPI_Type_commit(&t.padded);
+    return t;
+}
+
+void free_holey_types(HoleyTypes& t)
+{
+    MPI_Type_free(&t.vector);
+    MPI_Type_free(&t.padded);
+}
+
+} // namespace check

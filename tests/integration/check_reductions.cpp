@@ -1,0 +1,302 @@
+// Checks of the reducing collectives: allreduce, reduce, reduce_scatter_block and
+// reduce_scatter, each against a reference computed from every rank's known input.
+#include "check_harness.hpp"
+
+#include <cstring>
+
+namespace check {
+
+namespace {
+
+struct OpCase {
+    MPI_Op op;
+    const char* name;
+};
+const std::vector<OpCase> kIntOps = {{MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"},  {MPI_MAX, "MAX"},
+                                     {MPI_LAND, "LAND"}, {MPI_LOR, "LOR"},   {MPI_LXOR, "LXOR"}, {MPI_BAND, "BAND"},
+                                     {MPI_BOR, "BOR"},   {MPI_BXOR, "BXOR"}};
+const std::vector<OpCase> kFloatOps = {{MPI_SUM, "SUM"}, {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"}, {MPI_MAX, "MAX"}};
+
+// The reduction over all ranks of element i, in rank order.
+template <class T>
+T reference(MPI_Op op, int size, std::size_t i)
+{
+    T acc = input<T>(op, 0, i);
+    for (int r = 1; r < size; ++r) acc = combine<T>(op, acc, input<T>(op, r, i));
+    return acc;
+}
+
+template <class T>
+bool same(const T* got, MPI_Op op, int size, std::size_t first, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i)
+        if (got[i] != reference<T>(op, size, first + i)) return false;
+    return true;
+}
+
+std::string describe(const char* what, OpCase op, std::size_t type_size, int count, bool in_place)
+{
+    return std::string(what) + " " + op.name + " type_size=" + std::to_string(type_size) +
+           " count=" + std::to_string(count) + (in_place ? " in-place" : "");
+}
+
+// ---- allreduce ----
+template <class T>
+void allreduce_predefined(const Setting& s, const std::vector<OpCase>& ops)
+{
+    for (const OpCase& op : ops)
+        for (int count : counts_for(s.size))
+            for (bool in_place : {false, true}) {
+                std::vector<T> send(static_cast<std::size_t>(count)), recv(std::size_t(count), T(77));
+                for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<T>(op.op, s.rank, i);
+                const std::string name = describe("", op, sizeof(T), count, in_place);
+                expect_call(s, "allreduce", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                    if (in_place) MPI_Allreduce(MPI_IN_PLACE, send.data(), count, mpi_type<T>(), op.op, s.comm);
+                    else MPI_Allreduce(send.data(), recv.data(), count, mpi_type<T>(), op.op, s.comm);
+                });
+                if (!same<T>((in_place ? send : recv).data(), op.op, s.size, 0, std::size_t(count)))
+                    fail(s, "allreduce" + name + ": wrong result");
+            }
+}
+
+template <class V>
+struct Pair {
+    V value;
+    int index;
+};
+
+template <class V>
+void allreduce_loc(const Setting& s, MPI_Datatype type, MPI_Op op, const char* name)
+{
+    for (int count : counts_for(s.size)) {
+        auto value = [](int r, std::size_t i) { return V(int((std::size_t(r) * 5 + i) % 4)); };
+        std::vector<Pair<V>> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count));
+        bool ok = true;
+        for (std::size_t i = 0; i < send.size(); ++i) send[i] = {value(s.rank, i), s.rank};
+        const std::string what = std::string(name) + " count=" + std::to_string(count);
+        expect_call(s, "allreduce", count == 0 ? Expect::untouched : Expect::served, what,
+                    [&] { MPI_Allreduce(send.data(), recv.data(), count, type, op, s.comm); });
+        for (std::size_t i = 0; i < recv.size() && ok; ++i) {
+            Pair<V> best{value(0, i), 0};
+            for (int r = 1; r < s.size; ++r)
+                if (op == MPI_MINLOC ? value(r, i) < best.value : value(r, i) > best.value) best = {value(r, i), r};
+            ok = recv[i].value == best.value && recv[i].index == best.index;
+        }
+        if (!ok) fail(s, "allreduce " + what + ": wrong pair");
+    }
+}
+
+// The holey types with a commutative user op: the ints are reduced, the holes untouched.
+void allreduce_holey(const Setting& s)
+{
+    HoleyTypes types = make_holey_types();
+    MPI_Op op;
+    MPI_Op_create(user_holey_sum, 1, &op);
+    const int sentinel = -12345;
+    for (auto [type, ints] : {std::pair{types.vector, 3}, std::pair{types.padded, 4}})
+        for (int count : {1, s.size + 1, 1001})
+            for (bool in_place : {false, true}) {
+                const std::size_t n = std::size_t(count) * std::size_t(ints);
+                std::vector<int> send(n, sentinel), recv(n, sentinel);
+                for (int e = 0; e < count; ++e) {
+                    send[std::size_t(e * ints)] = e + s.rank;
+                    send[std::size_t(e * ints + 2)] = 2 * s.rank - e;
+                }
+                const std::string what = std::string("user op on ") + (ints == 3 ? "vector" : "resized vector") +
+                                         " count=" + std::to_string(count) + (in_place ? " in-place" : "");
+                expect_call(s, "allreduce", Expect::served, what, [&] {
+                    if (in_place) MPI_Allreduce(MPI_IN_PLACE, send.data(), count, type, op, s.comm);
+                    else MPI_Allreduce(send.data(), recv.data(), count, type, op, s.comm);
+                });
+                const std::vector<int>& got = in_place ? send : recv;
+                const int ranks = s.size * (s.size - 1) / 2;
+                for (int e = 0; e < count; ++e) {
+                    const int* x = &got[std::size_t(e * ints)];
+                    if (x[0] != e * s.size + ranks || x[2] != 2 * ranks - e * s.size || x[1] != sentinel ||
+                        (ints == 4 && x[3] != sentinel)) {
+                        fail(s, "allreduce " + what + ": wrong data or a hole written at element " + std::to_string(e));
+                        break;
+                    }
+                }
+            }
+    MPI_Op_free(&op);
+    free_holey_types(types);
+}
+
+// A non-commutative op must give the rank-ordered product: served by order-preserving
+// algorithms, declined (and right) with the others.
+struct MatmulSetup {
+    MPI_Datatype type;
+    MPI_Op op;
+    MatmulSetup()
+    {
+        MPI_Type_contiguous(4, MPI_UINT32_T, &type);
+        MPI_Type_commit(&type);
+        MPI_Op_create(user_matmul, 0, &op);
+    }
+    ~MatmulSetup()
+    {
+        MPI_Op_free(&op);
+        MPI_Type_free(&type);
+    }
+};
+
+std::vector<std::uint32_t> matmul_input(int rank, std::size_t count)
+{
+    std::vector<std::uint32_t> v;
+    for (std::size_t e = 0; e < count; ++e) {
+        auto m = matrix(rank, e);
+        v.insert(v.end(), m.begin(), m.end());
+    }
+    return v;
+}
+
+std::vector<std::uint32_t> matmul_reference(int size, std::size_t first, std::size_t count)
+{
+    std::vector<std::uint32_t> out;
+    for (std::size_t e = first; e < first + count; ++e) {
+        std::vector<std::uint32_t> acc = matrix(size - 1, e);
+        for (int r = size - 2; r >= 0; --r) {
+            int one = 1;
+            auto lhs = matrix(r, e);
+            user_matmul(lhs.data(), acc.data(), &one, nullptr); // acc = m_r x acc
+        }
+        out.insert(out.end(), acc.begin(), acc.end());
+    }
+    return out;
+}
+
+Expect matmul_expect(const Setting& s, const char* collective)
+{
+    return needs_commutative(collective, s.algorithm) ? Expect::declined : Expect::served;
+}
+
+} // namespace
+
+void check_allreduce(const Setting& s)
+{
+    allreduce_predefined<int>(s, kIntOps);
+    allreduce_predefined<std::int64_t>(s, {{MPI_SUM, "SUM"}, {MPI_PROD, "PROD"}, {MPI_BXOR, "BXOR"}});
+    allreduce_predefined<float>(s, kFloatOps);
+    allreduce_predefined<double>(s, kFloatOps);
+    allreduce_predefined<std::uint8_t>(s, {{MPI_SUM, "SUM (uint8, wraps)"}});
+    allreduce_loc<int>(s, MPI_2INT, MPI_MINLOC, "MINLOC 2INT");
+    allreduce_loc<double>(s, MPI_DOUBLE_INT, MPI_MAXLOC, "MAXLOC DOUBLE_INT");
+    allreduce_holey(s);
+
+    MPI_Op sum;
+    MPI_Op_create(user_int_sum, 1, &sum);
+    for (int count : {1, s.size, 1000}) {
+        std::vector<int> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count)), expected(std::size_t(count), 0);
+        for (int i = 0; i < count; ++i) {
+            send[std::size_t(i)] = i * (s.rank + 1);
+            for (int r = 0; r < s.size; ++r) expected[std::size_t(i)] += i * (r + 1);
+        }
+        const std::string what = "user commutative sum count=" + std::to_string(count);
+        expect_call(s, "allreduce", Expect::served, what,
+                    [&] { MPI_Allreduce(send.data(), recv.data(), count, MPI_INT, sum, s.comm); });
+        if (recv != expected) fail(s, "allreduce " + what + ": wrong result");
+    }
+    MPI_Op_free(&sum);
+
+    MatmulSetup mm;
+    for (int count : {1, s.size, 100, 1001}) {
+        auto send = matmul_input(s.rank, std::size_t(count));
+        std::vector<std::uint32_t> recv(send.size());
+        const std::string what = "non-commutative matmul count=" + std::to_string(count);
+        expect_call(s, "allreduce", matmul_expect(s, "allreduce"), what,
+                    [&] { MPI_Allreduce(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
+        if (recv != matmul_reference(s.size, 0, std::size_t(count))) fail(s, "allreduce " + what + ": not the rank-ordered product");
+    }
+}
+
+void check_reduce(const Setting& s)
+{
+    for (int root : {0, s.size - 1, s.size / 2}) {
+        for (OpCase op : {OpCase{MPI_SUM, "SUM"}, OpCase{MPI_MAX, "MAX"}})
+            for (int count : counts_for(s.size))
+                for (bool in_place : {false, true}) {
+                    const bool is_root = s.rank == root;
+                    std::vector<double> send(static_cast<std::size_t>(count)), recv(std::size_t(count), 77.0);
+                    for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<double>(op.op, s.rank, i);
+                    if (in_place && is_root) recv = send;
+                    const std::string name =
+                        describe("", op, sizeof(double), count, in_place) + " root=" + std::to_string(root);
+                    expect_call(s, "reduce", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                        const void* sb = in_place && is_root ? MPI_IN_PLACE : send.data();
+                        MPI_Reduce(sb, is_root ? recv.data() : nullptr, count, MPI_DOUBLE, op.op, root, s.comm);
+                    });
+                    if (is_root && !same<double>(recv.data(), op.op, s.size, 0, std::size_t(count)))
+                        fail(s, "reduce" + name + ": wrong result");
+                }
+        MatmulSetup mm;
+        for (int count : {1, s.size + 1, 333}) {
+            auto send = matmul_input(s.rank, std::size_t(count));
+            std::vector<std::uint32_t> recv(send.size());
+            const std::string what = "non-commutative matmul count=" + std::to_string(count) + " root=" + std::to_string(root);
+            expect_call(s, "reduce", matmul_expect(s, "reduce"), what,
+                        [&] { MPI_Reduce(send.data(), recv.data(), count, mm.type, mm.op, root, s.comm); });
+            if (s.rank == root && recv != matmul_reference(s.size, 0, std::size_t(count)))
+                fail(s, "reduce " + what + ": not the rank-ordered product");
+        }
+    }
+}
+
+// reduce_scatter_block and reduce_scatter share the checks: rank i gets counts[i] elements.
+namespace {
+void reduce_scatter_case(const Setting& s, const char* collective, const std::vector<int>& counts, bool in_place,
+                         MPI_Op op, const std::string& label)
+{
+    std::size_t total = 0, first = 0;
+    for (int i = 0; i < s.size; ++i) {
+        if (i == s.rank) first = total;
+        total += std::size_t(counts[std::size_t(i)]);
+    }
+    const bool block = std::strcmp(collective, "reduce_scatter_block") == 0;
+    std::vector<int> send(total), recv(in_place ? total : std::size_t(counts[std::size_t(s.rank)]) + 1, -7);
+    for (std::size_t i = 0; i < total; ++i) send[i] = input<int>(op, s.rank, i);
+    if (in_place) recv = send;
+    bool all_zero = true;
+    for (int c : counts) all_zero = all_zero && c == 0;
+    const std::string name = label + (in_place ? " in-place" : "");
+    expect_call(s, collective, all_zero ? Expect::untouched : Expect::served, name, [&] {
+        const void* sb = in_place ? MPI_IN_PLACE : send.data();
+        if (block) MPI_Reduce_scatter_block(sb, recv.data(), counts[0], MPI_INT, op, s.comm);
+        else MPI_Reduce_scatter(sb, recv.data(), counts.data(), MPI_INT, op, s.comm);
+    });
+    if (!same<int>(recv.data(), op, s.size, first, std::size_t(counts[std::size_t(s.rank)])))
+        fail(s, std::string(collective) + " " + name + ": wrong block");
+    if (!in_place && recv.back() != -7) fail(s, std::string(collective) + " " + name + ": wrote past its block");
+}
+} // namespace
+
+void check_reduce_scatter_block(const Setting& s)
+{
+    for (int count : {0, 1, 3, 1000, 16411})
+        for (bool in_place : {false, true})
+            for (MPI_Op op : {MPI_SUM, MPI_BXOR})
+                reduce_scatter_case(s, "reduce_scatter_block", std::vector<int>(std::size_t(s.size), count), in_place,
+                                    op, "count=" + std::to_string(count) + (op == MPI_SUM ? " SUM" : " BXOR"));
+    MatmulSetup mm;
+    std::vector<std::uint32_t> send = matmul_input(s.rank, std::size_t(s.size) * 3), recv(12);
+    expect_call(s, "reduce_scatter_block", matmul_expect(s, "reduce_scatter_block"), "non-commutative matmul", [&] {
+        MPI_Reduce_scatter_block(send.data(), recv.data(), 3, mm.type, mm.op, s.comm);
+    });
+    if (recv != matmul_reference(s.size, std::size_t(s.rank) * 3, 3)) fail(s, "reduce_scatter_block matmul: wrong block");
+}
+
+void check_reduce_scatter(const Setting& s)
+{
+    // Irregular blocks, some empty, one large.
+    std::vector<int> irregular(std::size_t(s.size));
+    for (int i = 0; i < s.size; ++i) irregular[std::size_t(i)] = (i % 3 == 1) ? 0 : (i * 7 + 1) % 23 + (i == 0 ? 5000 : 0);
+    std::vector<int> one_nonempty(std::size_t(s.size), 0);
+    one_nonempty[std::size_t(s.size - 1)] = 101;
+    for (bool in_place : {false, true}) {
+        reduce_scatter_case(s, "reduce_scatter", irregular, in_place, MPI_SUM, "irregular");
+        reduce_scatter_case(s, "reduce_scatter", one_nonempty, in_place, MPI_SUM, "one non-empty block");
+        reduce_scatter_case(s, "reduce_scatter", std::vector<int>(std::size_t(s.size), 17), in_place, MPI_MAX, "uniform 17");
+    }
+}
+
+} // namespace check

@@ -1,0 +1,126 @@
+// The registry, loom's built-in choice and the C entry points that select algorithms.
+#include "builtin_choice.hpp"
+#include "loom_c_api.h"
+#include "registry.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace loom;
+
+namespace {
+const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
+    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial"}},
+    {Collective::reduce_scatter, {"ring", "halving_doubling"}},
+    {Collective::reduce_scatter_block, {"ring", "halving_doubling"}},
+    {Collective::allgather, {"ring", "recursive_doubling", "bruck"}},
+    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck"}},
+    {Collective::bcast, {"binomial", "scatter_allgather"}},
+    {Collective::reduce, {"binomial", "halving_doubling"}},
+    {Collective::barrier, {"bruck", "recursive_doubling"}},
+    {Collective::alltoall, {"bruck", "pairwise"}},
+};
+
+loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr}; }
+} // namespace
+
+TEST_CASE("the registry holds exactly the user-facing algorithm names, each described", "[registry]")
+{
+    std::set<std::pair<int, std::string>> seen;
+    for (const Algorithm& a : all_algorithms()) {
+        INFO(to_string(a.collective) << "/" << a.name);
+        CHECK(!a.name.empty());
+        CHECK(!a.summary.empty());
+        CHECK(!a.cost.empty());
+        CHECK(seen.insert({int(a.collective), std::string(a.name)}).second);
+    }
+    std::size_t listed = 0;
+    for (const auto& [coll, names] : kIssueTable)
+        for (const std::string& name : names) {
+            INFO(to_string(coll) << "/" << name);
+            CHECK(find_algorithm(coll, name) != nullptr);
+            ++listed;
+        }
+    CHECK(listed == seen.size());
+}
+
+TEST_CASE("the built-in choice names only registered algorithms, at every size", "[registry]")
+{
+    for (int c = 0; c < kCollectiveCount; ++c)
+        for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(65536),
+                                  std::size_t(1) << 20, std::size_t(1) << 30})
+            for (int P : {2, 3, 64}) {
+                auto names = builtin_candidates(Collective(c), CallShape{P, bytes, true});
+                CHECK(!names.empty());
+                for (std::string_view n : names) CHECK(find_algorithm(Collective(c), n) != nullptr);
+            }
+}
+
+TEST_CASE("loom_choose: non-commutative ops get an order-preserving algorithm or a decline", "[registry]")
+{
+    const char* why = nullptr;
+    loom_call_t call{};
+    call.coll = LOOM_COLL_ALLREDUCE;
+    call.count = 1 << 20;
+    call.op = reduction(false);
+    const char* chosen = loom_choose(&call, 8, "", &why);
+    REQUIRE(chosen != nullptr);
+    CHECK(find_algorithm(Collective::allreduce, chosen)->needs.commutative_op == false);
+
+    // A forced algorithm that needs a commutative op declines instead of being swapped.
+    CHECK(loom_choose(&call, 8, "ring", &why) == nullptr);
+    CHECK(std::string(why) == "the op is not commutative");
+    CHECK(std::string(loom_choose(&call, 8, "binomial", &why)) == "binomial");
+
+    call.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK;
+    std::vector<std::size_t> counts(8, 100);
+    call.counts = counts.data();
+    CHECK(loom_choose(&call, 8, "", &why) == nullptr);
+
+    call.op = reduction(true);
+    CHECK(loom_choose(&call, 8, "", &why) != nullptr);
+}
+
+TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[registry]")
+{
+    const char* why = nullptr;
+    loom_call_t call{};
+    call.coll = LOOM_COLL_BCAST;
+    call.count = 100;
+    CHECK(loom_choose(&call, 4, "binomal", &why) == nullptr);
+    CHECK(std::string(why) == "the forced algorithm does not exist");
+    CHECK(loom_algorithm_exists(LOOM_COLL_BCAST, "binomial"));
+    CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
+    char names[128];
+    loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
+    CHECK(std::string(names) == "binomial, scatter_allgather");
+    loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
+    CHECK(std::string(names) == "bino");
+}
+
+TEST_CASE("message size has one definition per collective", "[registry]")
+{
+    std::vector<std::size_t> counts{3, 0, 5, 2};
+    loom_call_t call{};
+    call.count = 10;
+    call.counts = counts.data();
+    call.op = reduction(true);
+    call.coll = LOOM_COLL_ALLREDUCE;
+    CHECK(loom_message_bytes(&call, 4) == 40);
+    call.coll = LOOM_COLL_REDUCE;
+    CHECK(loom_message_bytes(&call, 4) == 40);
+    call.coll = LOOM_COLL_REDUCE_SCATTER;
+    CHECK(loom_message_bytes(&call, 4) == 40);
+    call.coll = LOOM_COLL_ALLGATHERV;
+    CHECK(loom_message_bytes(&call, 4) == 10);
+    call.coll = LOOM_COLL_BCAST;
+    CHECK(loom_message_bytes(&call, 4) == 10);
+    call.coll = LOOM_COLL_ALLTOALL;
+    CHECK(loom_message_bytes(&call, 4) == 10);
+    call.coll = LOOM_COLL_BARRIER;
+    CHECK(loom_message_bytes(&call, 4) == 0);
+}

@@ -1,0 +1,119 @@
+// Shared helpers for the algorithm unit tests: the communicator sizes and counts every
+// algorithm is tested at, deterministic inputs, sequential references, and a
+// non-commutative reduction to check that order-preserving algorithms preserve order.
+#pragma once
+
+#include "inproc_transport.hpp"
+#include "reduce_kernels.hpp"
+#include "transport.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace loom::test {
+
+// 1..33, plus a few larger sizes that are not powers of two (and one that is).
+inline std::vector<int> comm_sizes()
+{
+    std::vector<int> sizes;
+    for (int p = 1; p <= 33; ++p) sizes.push_back(p);
+    for (int p : {48, 64, 100}) sizes.push_back(p);
+    return sizes;
+}
+
+// Counts that stress block splits: empty, one, fewer than P, P, more than P, a prime, and a
+// large count (smaller for large P, to keep the run short).
+inline std::vector<std::size_t> counts_for(int P)
+{
+    const std::size_t p = std::size_t(P);
+    std::vector<std::size_t> c{0, 1, p + 1, p, 97, P <= 8 ? (1u << 18) + 3 : P <= 33 ? 10007 : 3001};
+    if (P > 1) c.push_back(p - 1);
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    return c;
+}
+
+// Rank r's element i: small integers, so float sums are exact in any order.
+template <class T>
+T element(int rank, std::size_t i, std::size_t salt = 0)
+{
+    return T(int((std::size_t(rank) * 7 + i * 3 + salt) % 11) - 4);
+}
+
+template <class T>
+std::vector<T> rank_input(int rank, std::size_t count, std::size_t salt = 0)
+{
+    std::vector<T> v(count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = element<T>(rank, i, salt);
+    return v;
+}
+
+// A recognisable byte pattern for data-movement collectives: byte i of rank r's data.
+inline std::vector<std::byte> pattern(int rank, std::size_t bytes, std::size_t salt = 0)
+{
+    std::vector<std::byte> v(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) v[i] = std::byte((rank * 131 + i * 7 + salt * 17 + 1) & 0xff);
+    return v;
+}
+
+inline Reduction kernel(loom_op_t op, loom_type_t type)
+{
+    auto k = find_kernel(op, type);
+    if (!k) throw std::logic_error("no such kernel");
+    return *k;
+}
+
+// The sequential, rank-ordered reference: x_0 op x_1 op ... op x_{P-1}, left to right.
+// `inputs[r]` is rank r's data, count elements of op.elem_size bytes.
+inline std::vector<std::byte> fold(const Reduction& op, const std::vector<std::vector<std::byte>>& inputs,
+                                   std::size_t count)
+{
+    std::vector<std::byte> acc = inputs.at(0);
+    for (std::size_t r = 1; r < inputs.size(); ++r) {
+        std::vector<std::byte> next = inputs[r];
+        op.fn(acc.data(), next.data(), count, op.ctx); // next = acc op x_r
+        acc.swap(next);
+    }
+    return acc;
+}
+
+template <class T>
+std::vector<std::byte> as_bytes(const std::vector<T>& v)
+{
+    std::vector<std::byte> b(v.size() * sizeof(T));
+    if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+// A non-commutative, associative reduction: 2x2 matrix product over uint32 (mod 2^32),
+// one element = 4 x uint32 = 16 bytes. inout = in x inout.
+inline void matmul_fn(const void* in, void* inout, std::size_t count, void*)
+{
+    const auto* a = static_cast<const std::uint32_t*>(in);
+    auto* b = static_cast<std::uint32_t*>(inout);
+    for (std::size_t e = 0; e < count; ++e, a += 4, b += 4) {
+        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                                    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        std::memcpy(b, c, sizeof c);
+    }
+}
+inline Reduction matmul() { return Reduction{16, false, &matmul_fn, nullptr}; }
+
+// Rank r's input for matmul(): count matrices that do not commute with each other.
+inline std::vector<std::byte> matmul_input(int rank, std::size_t count)
+{
+    std::vector<std::uint32_t> m(4 * count);
+    for (std::size_t e = 0; e < count; ++e) {
+        const std::uint32_t v = std::uint32_t(rank) * 3 + std::uint32_t(e);
+        m[4 * e + 0] = 1;
+        m[4 * e + 1] = v + 1;
+        m[4 * e + 2] = v % 3;
+        m[4 * e + 3] = 1;
+    }
+    return as_bytes(m);
+}
+
+} // namespace loom::test
