@@ -297,6 +297,22 @@ void check_reduce_scatter(const Setting& s)
         reduce_scatter_case(s, "reduce_scatter", one_nonempty, in_place, MPI_SUM, "one non-empty block");
         reduce_scatter_case(s, "reduce_scatter", std::vector<int>(std::size_t(s.size), 17), in_place, MPI_MAX, "uniform 17");
     }
+    // Non-commutative, irregular blocks: declined by every reduce_scatter algorithm, and the
+    // fallback must still give each rank its block of the rank-ordered product.
+    MatmulSetup mm;
+    std::vector<int> counts(std::size_t(s.size));
+    std::size_t total = 0, first = 0;
+    for (int i = 0; i < s.size; ++i) {
+        counts[std::size_t(i)] = i % 3 + 1;
+        if (i == s.rank) first = total;
+        total += std::size_t(counts[std::size_t(i)]);
+    }
+    std::vector<std::uint32_t> send = matmul_input(s.rank, total), recv(4 * std::size_t(counts[std::size_t(s.rank)]));
+    expect_call(s, "reduce_scatter", matmul_expect(s, "reduce_scatter"), "non-commutative matmul, irregular", [&] {
+        MPI_Reduce_scatter(send.data(), recv.data(), counts.data(), mm.type, mm.op, s.comm);
+    });
+    if (recv != matmul_reference(s.size, first, std::size_t(counts[std::size_t(s.rank)])))
+        fail(s, "reduce_scatter matmul: wrong block");
 }
 
 } // namespace check
