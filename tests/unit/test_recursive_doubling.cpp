@@ -21,42 +21,14 @@ using namespace loom::test;
 
 namespace {
 
-using Bytes = std::vector<std::byte>;
-using InputFn = std::function<Bytes(int rank, std::size_t count)>;
 
-template <class T>
-InputFn typed_input(std::size_t salt = 0)
-{
-    return [salt](int rank, std::size_t count) { return as_bytes(rank_input<T>(rank, count, salt)); };
-}
-
-int floor_lg(int P)
-{
-    int lg = 0;
-    while ((2 << lg) <= P) ++lg;
-    return lg;
-}
 
 void check_allreduce(int P, std::size_t count, const Reduction& op, const InputFn& make, bool in_place)
 {
     const std::size_t es = op.elem_size;
-    std::vector<Bytes> inputs;
-    for (int r = 0; r < P; ++r) inputs.push_back(make(r, count));
+    const auto inputs = all_inputs(P, count, make);
     const Bytes expected = fold(op, inputs, count);
-    std::vector<Bytes> results(static_cast<std::size_t>(P));
-    const auto stats = run_ranks(P, [&](InprocTransport& net) {
-        const int r = net.rank();
-        Bytes send = inputs[std::size_t(r)], recv(count * es, std::byte{0x5a});
-        HostMemory mem;
-        if (in_place) {
-            recursive_doubling_allreduce(net, mem, AllreduceArgs{nullptr, send.data(), count, op});
-            results[std::size_t(r)] = send;
-        } else {
-            recursive_doubling_allreduce(net, mem, AllreduceArgs{send.data(), recv.data(), count, op});
-            results[std::size_t(r)] = recv;
-            CHECK(send == inputs[std::size_t(r)]); // the input is left alone
-        }
-    });
+    const auto [results, stats] = run_allreduce(&recursive_doubling_allreduce, inputs, count, op, in_place);
     const int lg = floor_lg(P);
     for (int r = 0; r < P; ++r) {
         INFO("P=" << P << " count=" << count << " rank=" << r << " in_place=" << in_place);

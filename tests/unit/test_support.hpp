@@ -3,6 +3,7 @@
 // non-commutative reduction to check that order-preserving algorithms preserve order.
 #pragma once
 
+#include "collectives.hpp"
 #include "inproc_transport.hpp"
 #include "reduce_kernels.hpp"
 #include "transport.hpp"
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace loom::test {
@@ -114,6 +116,61 @@ inline std::vector<std::byte> matmul_input(int rank, std::size_t count)
         m[4 * e + 3] = 1;
     }
     return as_bytes(m);
+}
+
+using Bytes = std::vector<std::byte>;
+// Rank r's input of `count` elements.
+using InputFn = std::function<Bytes(int rank, std::size_t count)>;
+
+template <class T>
+InputFn typed_input(std::size_t salt = 0)
+{
+    return [salt](int rank, std::size_t count) { return as_bytes(rank_input<T>(rank, count, salt)); };
+}
+
+inline std::vector<Bytes> all_inputs(int P, std::size_t count, const InputFn& make)
+{
+    std::vector<Bytes> in;
+    for (int r = 0; r < P; ++r) in.push_back(make(r, count));
+    return in;
+}
+
+inline int floor_lg(int P)
+{
+    int lg = 0;
+    while ((2 << lg) <= P) ++lg;
+    return lg;
+}
+
+// Runs an allreduce algorithm on P = inputs.size() ranks, in place or not, and returns every
+// rank's result with the run's statistics. Out of place, the input must be left alone.
+struct AllreduceRun {
+    std::vector<Bytes> results;
+    RunStats stats;
+};
+using AllreduceAlgorithm = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
+inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vector<Bytes>& inputs,
+                                  std::size_t count, const Reduction& op, bool in_place)
+{
+    const int P = int(inputs.size());
+    AllreduceRun run{std::vector<Bytes>(inputs.size()), {}};
+    std::vector<int> input_changed(inputs.size(), 0); // Catch2 asserts only on the main thread
+    run.stats = run_ranks(P, [&](InprocTransport& net) {
+        const auto r = std::size_t(net.rank());
+        Bytes send = inputs[r], recv(count * op.elem_size, std::byte{0x5a});
+        HostMemory mem;
+        if (in_place) {
+            algorithm(net, mem, AllreduceArgs{nullptr, send.data(), count, op});
+            run.results[r] = send;
+        } else {
+            algorithm(net, mem, AllreduceArgs{send.data(), recv.data(), count, op});
+            run.results[r] = recv;
+            input_changed[r] = send != inputs[r];
+        }
+    });
+    for (int changed : input_changed)
+        if (changed) throw std::logic_error("an out-of-place allreduce wrote its input");
+    return run;
 }
 
 } // namespace loom::test
