@@ -21,6 +21,7 @@ struct AllreduceArgs {
     std::size_t count;
     Reduction op;
     std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
+    std::size_t buffer_bytes = 0;  // PAT: the bounded intermediate buffer (0: default)
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
@@ -33,6 +34,7 @@ struct ReduceScatterArgs {
                                          // input, and the result goes to its start
     std::span<const std::size_t> counts; // one per rank, the same on every rank
     Reduction op;
+    std::size_t buffer_bytes = 0;        // PAT: the bounded intermediate buffer (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };
@@ -44,6 +46,7 @@ struct AllgatherArgs {
                                         // is already at its place in recvbuf
     void* recvbuf;                      // sum(bytes) bytes
     std::span<const std::size_t> bytes; // one per rank, the same on every rank
+    std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };

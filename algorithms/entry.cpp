@@ -122,13 +122,17 @@ struct Dispatch {
     std::span<const std::size_t> counts() const { return {call.counts, std::size_t(net.size())}; }
     void operator()(AllreduceFn f) const
     {
-        f(net, mem, AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes});
+        f(net, mem, AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes,
+                                  call.buffer_bytes});
     }
     void operator()(ReduceScatterFn f) const
     {
-        f(net, mem, ReduceScatterArgs{call.sbuf, call.rbuf, counts(), to_reduction(call.op)});
+        f(net, mem, ReduceScatterArgs{call.sbuf, call.rbuf, counts(), to_reduction(call.op), call.buffer_bytes});
     }
-    void operator()(AllgatherFn f) const { f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts()}); }
+    void operator()(AllgatherFn f) const
+    {
+        f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes});
+    }
     void operator()(BcastFn f) const { f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes}); }
     void operator()(ReduceFn f) const
     {
@@ -197,6 +201,11 @@ extern "C" const char* loom_choose(const loom_call_t* call, int comm_size, const
     return nullptr;
 }
 
+void loom::run_call(const Algorithm& algorithm, Transport& net, MemoryOps& mem, const loom_call_t& call)
+{
+    std::visit(Dispatch{net, mem, call}, algorithm.run);
+}
+
 extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport, const loom_call_t* call)
 {
     return guarded([&] {
@@ -204,6 +213,6 @@ extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport
         if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
         HostMemory mem;
-        std::visit(Dispatch{net, mem, *call}, algo->run);
+        run_call(*algo, net, mem, *call);
     });
 }

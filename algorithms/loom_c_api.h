@@ -95,6 +95,7 @@ typedef struct loom_call {
     int root;
     loom_reduction_t op;  /* reductions only */
     size_t segment_bytes; /* pipelined algorithms; 0: their default */
+    size_t buffer_bytes;  /* PAT's intermediate buffer; 0: its default */
 } loom_call_t;
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);

@@ -4,6 +4,7 @@
 #include "bruck.hpp"
 #include "halving_doubling.hpp"
 #include "pairwise.hpp"
+#include "pat.hpp"
 #include "recursive_doubling.hpp"
 #include "ring.hpp"
 #include "scatter_allgather.hpp"
@@ -36,6 +37,9 @@ const std::array kAlgorithms = {
     Algorithm{"recursive_doubling", Collective::allreduce,
               "full-vector exchange at distance 1, 2, 4, ...; order-preserving",
               "lg P steps (+2 off powers of two); S lg P", kAny, AllreduceFn{&recursive_doubling_allreduce}},
+    Algorithm{"pat", Collective::allreduce, "PAT reduce-scatter then PAT allgather (Parallel Aggregated Trees)",
+              "2 (lg A + D-1) messages, A = blocks per message (buffer-bound), D = 2^ceil(lg P)/A; 2(P-1)/P S",
+              kCommutative, AllreduceFn{&pat_allreduce}},
     Algorithm{"binomial", Collective::allreduce, "binomial reduce to rank 0 then binomial bcast; order-preserving",
               "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny, AllreduceFn{&binomial_allreduce}},
     // reduce_scatter and reduce_scatter_block
@@ -44,11 +48,17 @@ const std::array kAlgorithms = {
     Algorithm{"halving_doubling", Collective::reduce_scatter, "recursive vector halving, blocks in rank order",
               "lg P steps (+2 off powers of two); (P-1)/P S", kCommutative,
               ReduceScatterFn{&halving_doubling_reduce_scatter}},
+    Algorithm{"pat", Collective::reduce_scatter, "PAT: near first, aggregated trees, bounded buffer",
+              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
+              ReduceScatterFn{&pat_reduce_scatter}},
     Algorithm{"ring", Collective::reduce_scatter_block, "ring reduce-scatter", "P-1 steps; (P-1)/P S",
               kCommutative, ReduceScatterFn{&ring_reduce_scatter}},
     Algorithm{"halving_doubling", Collective::reduce_scatter_block,
               "recursive vector halving, blocks in rank order", "lg P steps (+2 off powers of two); (P-1)/P S",
               kCommutative, ReduceScatterFn{&halving_doubling_reduce_scatter}},
+    Algorithm{"pat", Collective::reduce_scatter_block, "PAT: near first, aggregated trees, bounded buffer",
+              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
+              ReduceScatterFn{&pat_reduce_scatter}},
     // allgather and allgatherv
     Algorithm{"ring", Collective::allgather, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
@@ -56,6 +66,9 @@ const std::array kAlgorithms = {
               "lg P steps (+2 off powers of two); (P-1)/P S", kAny, AllgatherFn{&recursive_doubling_allgather}},
     Algorithm{"bruck", Collective::allgather, "Bruck: ceil(lg P) steps for any P, then a local rotation",
               "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
+    Algorithm{"pat", Collective::allgather, "PAT: far first, aggregated trees, bounded buffer",
+              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
+              AllgatherFn{&pat_allgather}},
     Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
     Algorithm{"recursive_doubling", Collective::allgatherv,
@@ -63,6 +76,9 @@ const std::array kAlgorithms = {
               "lg P steps (+2 off powers of two); (P-1)/P S", kAny, AllgatherFn{&recursive_doubling_allgather}},
     Algorithm{"bruck", Collective::allgatherv, "Bruck: ceil(lg P) steps for any P, then a local rotation",
               "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
+    Algorithm{"pat", Collective::allgatherv, "PAT: far first, aggregated trees, bounded buffer",
+              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
+              AllgatherFn{&pat_allgather}},
     // bcast
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
               "ceil(lg P) + m-1 steps for m segments; S per edge",

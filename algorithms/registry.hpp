@@ -65,4 +65,8 @@ const Algorithm* find_algorithm(Collective c, std::string_view name);
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);
 
+// Runs `algorithm` on one call described as the glue describes it (entry.cpp): the same path
+// production takes, for tools that run algorithms on other transports and memory.
+void run_call(const Algorithm& algorithm, Transport& net, MemoryOps& mem, const loom_call_t& call);
+
 } // namespace loom

@@ -29,6 +29,7 @@ typedef struct mca_coll_loom_component_t {
      * loom decline the call. */
     char *forced[LOOM_COLL_COUNT];
     size_t segment_size; /* coll_loom_segment_size, for pipelined algorithms */
+    size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
      * itself, and calls it handed to the previous component. Updated atomically. */
     unsigned long long served[LOOM_COLL_COUNT];

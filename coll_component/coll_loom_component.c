@@ -1,7 +1,7 @@
 /*
  * The loom component: its description for Open MPI, its MCA parameters
  * (coll_loom_priority, coll_loom_verbose, coll_loom_<collective>_algorithm,
- * coll_loom_segment_size) and its MPI_T performance variables
+ * coll_loom_segment_size, coll_loom_pat_buffer_size) and its MPI_T performance variables
  * (coll_loom_<collective>_served, coll_loom_<collective>_declined).
  */
 #include "coll_loom.h"
@@ -32,6 +32,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .verbose = 0,
     .output = -1,
     .segment_size = 256 * 1024,
+    .pat_buffer_size = 1024 * 1024,
 };
 
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
@@ -82,6 +83,15 @@ static int loom_register(void)
         "algorithm use its own default",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.segment_size);
+
+    mca_coll_loom_component.pat_buffer_size = 1024 * 1024;
+    (void) mca_base_component_var_register(
+        c, "pat_buffer_size",
+        "Bytes of intermediate buffer PAT may use per call (send and receive staging, and "
+        "reduce-scatter accumulators). It bounds PAT's aggregation: a message carries at most "
+        "as many blocks as fit, and blocks larger than the buffer travel in pieces",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.pat_buffer_size);
 
     /* Names and help texts must outlive registration. */
     static char names[LOOM_COLL_COUNT][64];

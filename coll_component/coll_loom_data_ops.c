@@ -45,7 +45,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int is_root = ompi_comm_rank(comm) == root;
     loom_call_t call = {.coll = LOOM_COLL_BCAST, .count = (size_t) count * type_size(dtype),
-                        .root = root, .segment_bytes = mca_coll_loom_component.segment_size};
+                        .root = root};
     const char *why = "negative count";
     const char *algorithm = count < 0 ? NULL : loom_choose_for(&call, comm, &why);
     if (NULL == algorithm) {

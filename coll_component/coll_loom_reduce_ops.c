@@ -26,7 +26,6 @@ static int prepare(loom_call_t *call, struct ompi_datatype_t *dtype, struct ompi
 {
     if (!loom_plan_reduction(dtype, op, plan, why)) return 0;
     call->op = plan->reduction;
-    call->segment_bytes = mca_coll_loom_component.segment_size;
     *algorithm = loom_choose_for(call, comm, why);
     return NULL != *algorithm;
 }

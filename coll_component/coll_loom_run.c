@@ -57,9 +57,14 @@ static int to_ompi_error(int rc)
 
 int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm)
 {
+    /* The tuning parameters are read here, once per call, so every collective sees the
+     * current values (they can be changed through MPI_T between calls). */
+    loom_call_t tuned = *call;
+    tuned.segment_bytes = mca_coll_loom_component.segment_size;
+    tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
     loom_pml_transport_t transport;
     loom_pml_transport_init(&transport, comm, tags[call->coll]);
-    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, call));
+    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;
 }

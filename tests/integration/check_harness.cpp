@@ -58,9 +58,10 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
 bool needs_commutative(const std::string& collective, const std::string& algorithm)
 {
     static const std::set<std::string> commutative_only = {
-        "allreduce/ring", "allreduce/ring_pipelined", "allreduce/halving_doubling", "reduce/halving_doubling",
-        "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/",
-        "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling", "reduce_scatter_block/"};
+        "allreduce/ring", "allreduce/ring_pipelined", "allreduce/halving_doubling", "allreduce/pat",
+        "reduce/halving_doubling", "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/pat",
+        "reduce_scatter/", "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling",
+        "reduce_scatter_block/pat", "reduce_scatter_block/"};
     return commutative_only.count(collective + "/" + algorithm) != 0;
 }
 

@@ -4,6 +4,9 @@
 // checked against references this program computes; loom's MPI_T counters prove whether
 // loom served each call or declined it.
 //
+// PAT runs twice: with its default buffer (aggregated, logarithmic) and with a 256-byte
+// buffer, which forces the linear part and pieces.
+//
 //   mpirun ... collectives_check [--only COLLECTIVE]
 #include "check_harness.hpp"
 
@@ -21,29 +24,41 @@ namespace {
 
 struct CollectiveChecks {
     const char* name;
-    std::vector<std::string> algorithms; // the user-facing names; "" is loom's own choice
+    std::vector<std::string> algorithms; // the user-facing names; "" is loom's own choice;
+                                         // "name@N": with coll_loom_pat_buffer_size = N
     void (*check)(const check::Setting&);
 };
 
 const std::vector<CollectiveChecks> kCollectives = {
-    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial"}, check::check_allreduce},
+    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256"},
+     check::check_allreduce},
     {"reduce", {"", "binomial", "halving_doubling"}, check::check_reduce},
-    {"reduce_scatter_block", {"", "ring", "halving_doubling"}, check::check_reduce_scatter_block},
-    {"reduce_scatter", {"", "ring", "halving_doubling"}, check::check_reduce_scatter},
-    {"allgather", {"", "ring", "recursive_doubling", "bruck"}, check::check_allgather},
-    {"allgatherv", {"", "ring", "recursive_doubling", "bruck"}, check::check_allgatherv},
+    {"reduce_scatter_block", {"", "ring", "halving_doubling", "pat", "pat@256"}, check::check_reduce_scatter_block},
+    {"reduce_scatter", {"", "ring", "halving_doubling", "pat", "pat@256"}, check::check_reduce_scatter},
+    {"allgather", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256"}, check::check_allgather},
+    {"allgatherv", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256"}, check::check_allgatherv},
     {"bcast", {"", "binomial", "scatter_allgather"}, check::check_bcast},
     {"barrier", {"", "bruck", "recursive_doubling"}, check::check_barrier},
     {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
 };
 
-void force(const char* collective, const std::string& algorithm)
+void set_control(const std::string& var, const void* value)
 {
-    const std::string var = std::string("coll_loom_") + collective + "_algorithm";
-    if (!loom::tools::set_loom_control(var, algorithm.c_str())) {
+    if (!loom::tools::set_loom_control(var, value)) {
         std::fprintf(stderr, "FAIL: cannot set %s through MPI_T\n", var.c_str());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+// Forces `algorithm` ("name" or "name@buffer_bytes") and returns the bare name.
+std::string force(const char* collective, const std::string& algorithm)
+{
+    const auto at = algorithm.find('@');
+    const std::string name = algorithm.substr(0, at);
+    const std::size_t buffer = at == std::string::npos ? std::size_t(1) << 20 : std::stoul(algorithm.substr(at + 1));
+    set_control("coll_loom_pat_buffer_size", &buffer);
+    set_control(std::string("coll_loom_") + collective + "_algorithm", name.c_str());
+    return name;
 }
 
 } // namespace
@@ -67,8 +82,8 @@ int main(int argc, char** argv)
 
     for (const CollectiveChecks& c : kCollectives) {
         if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
-        for (const std::string& algorithm : c.algorithms) {
-            force(c.name, algorithm);
+        for (const std::string& forced : c.algorithms) {
+            const std::string algorithm = force(c.name, forced);
             c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm});
             c.check(check::Setting{split, split_rank, split_size, algorithm});
         }

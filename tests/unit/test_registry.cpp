@@ -14,11 +14,11 @@ using namespace loom;
 
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
-    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial"}},
-    {Collective::reduce_scatter, {"ring", "halving_doubling"}},
-    {Collective::reduce_scatter_block, {"ring", "halving_doubling"}},
-    {Collective::allgather, {"ring", "recursive_doubling", "bruck"}},
-    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck"}},
+    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat"}},
+    {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
+    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat"}},
+    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat"}},
+    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat"}},
     {Collective::bcast, {"binomial", "scatter_allgather"}},
     {Collective::reduce, {"binomial", "halving_doubling"}},
     {Collective::barrier, {"bruck", "recursive_doubling"}},

@@ -1,6 +1,8 @@
-// An in-process Transport for unit tests: P ranks run as P threads of one process and
-// exchange messages through shared queues, with MPI's matching rules (per sender, in posting
-// order). It is deliberately strict, so a schedule that passes here is safe on a real PML:
+// An in-process Transport: P ranks run as P threads of one process and exchange messages
+// through shared queues, with MPI's matching rules (per sender, in posting order). The unit
+// tests run every algorithm on it, and tools/loom-schedule uses it to record what an
+// algorithm sends. It is not part of the plugin. It is deliberately strict, so a schedule
+// that passes here is safe on a real PML:
 //   * sends are synchronous: wait_all() returns only after every posted send was received,
 //     the semantics of MPI_Ssend, so a schedule that relies on eager buffering deadlocks;
 //   * a send buffer changed between post and wait_all() is an error, and a receive buffer
@@ -39,6 +41,15 @@ public:
     std::size_t bytes_sent() const { return bytes_sent_; }
     std::size_t waits() const { return waits_; }
 
+    // One message as the sender posted it, for tools that print schedules.
+    struct SentMessage {
+        std::size_t step; // index of the wait_all() that completed it (0-based)
+        int peer;
+        std::size_t bytes;
+    };
+    void record_messages(bool on) { recording_ = on; }
+    const std::vector<SentMessage>& sent_messages() const { return sent_log_; }
+
 private:
     struct Pending {
         int peer;
@@ -50,6 +61,26 @@ private:
     int rank_;
     std::vector<Pending> sends_, recvs_;
     std::size_t messages_sent_ = 0, bytes_sent_ = 0, waits_ = 0;
+    bool recording_ = false;
+    std::vector<SentMessage> sent_log_;
+};
+
+// MemoryOps on the host that measures scratch memory: the bytes outstanding now and the
+// peak over its lifetime. One per rank (not shared between threads).
+class CountingMemory final : public MemoryOps {
+public:
+    void copy(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+    void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override
+    {
+        host_.reduce(op, in, inout, count);
+    }
+    Scratch scratch(std::size_t bytes) override;
+    std::size_t outstanding() const { return outstanding_; }
+    std::size_t peak() const { return peak_; }
+
+private:
+    HostMemory host_;
+    std::size_t outstanding_ = 0, peak_ = 0;
 };
 
 // Runs body(transport) on `ranks` threads and rethrows the first failure. Throws if a

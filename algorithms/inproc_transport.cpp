@@ -1,6 +1,10 @@
 #include "inproc_transport.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -81,6 +85,7 @@ void InprocTransport::wait_all()
         auto msg = std::make_shared<InprocFabric::Message>();
         msg->data = std::move(s.posted);
         msg->sender = rank_;
+        if (recording_) sent_log_.push_back({waits_ - 1, s.peer, s.bytes});
         fabric_.queue(rank_, s.peer).push_back(msg);
         fabric_.wakeup(s.peer).notify_all();
         in_flight.push_back(msg);
@@ -131,6 +136,30 @@ void InprocTransport::wait_all()
         }
     }
     recvs_.clear();
+}
+
+// Each allocation carries a header naming its CountingMemory and size, since a Scratch's
+// deleter is a plain function pointer.
+namespace {
+struct alignas(std::max_align_t) ScratchHeader {
+    CountingMemory* owner;
+    std::size_t bytes;
+};
+} // namespace
+
+Scratch CountingMemory::scratch(std::size_t bytes)
+{
+    auto* raw = static_cast<std::byte*>(std::malloc(sizeof(ScratchHeader) + (bytes == 0 ? 1 : bytes)));
+    if (raw == nullptr) throw std::bad_alloc();
+    new (raw) ScratchHeader{this, bytes};
+    outstanding_ += bytes;
+    peak_ = std::max(peak_, outstanding_);
+    return Scratch(raw + sizeof(ScratchHeader), [](std::byte* p) {
+        if (p == nullptr) return;
+        auto* header = reinterpret_cast<ScratchHeader*>(p - sizeof(ScratchHeader));
+        header->owner->outstanding_ -= header->bytes;
+        std::free(header);
+    });
 }
 
 RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body)
