@@ -3,13 +3,16 @@
 // exception into an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
-#include "builtin_choice.hpp"
+#include "selection.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include <memory>
 #include <new>
 
 namespace loom {
@@ -174,27 +177,75 @@ extern "C" void loom_algorithm_names(loom_coll_t coll, char* buf, std::size_t si
     buf[n] = '\0';
 }
 
-extern "C" const char* loom_choose(const loom_call_t* call, int comm_size, const char* forced,
-                                   const char** why)
+extern "C" int loom_rules_load(const char* path, char** report)
+{
+    *report = nullptr;
+    std::vector<rules::Diagnostic> diagnostics;
+    try {
+        diagnostics = rules::load_user_rules(path != nullptr ? path : "");
+    } catch (...) {
+        diagnostics.push_back({rules::Diagnostic::Severity::error, path, 0, 0, "cannot load the rule file"});
+    }
+    std::string text;
+    int errors = 0;
+    for (const auto& d : diagnostics) {
+        text += d.to_string() + "\n";
+        errors += d.severity == rules::Diagnostic::Severity::error;
+    }
+    if (!text.empty()) {
+        *report = static_cast<char*>(std::malloc(text.size() + 1));
+        if (*report != nullptr) std::memcpy(*report, text.c_str(), text.size() + 1);
+    }
+    return errors;
+}
+
+extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
+{
+    try {
+        std::vector<std::string> hosts;
+        if (hostnames != nullptr) hosts.assign(hostnames, hostnames + comm_size);
+        return new rules::Resolved(rules::resolve(comm_size, hosts));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void loom_rules_release(void* resolved) { delete static_cast<rules::Resolved*>(resolved); }
+
+extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
+                                   const char** why, const char** rule_source)
 {
     const Collective c = collective_of(*call);
-    const CallShape shape{comm_size, message_bytes(*call, comm_size),
-                          !reduces(c) || call->op.commutative != 0};
-    const char* reason = "no algorithm can serve this call";
+    const bool commutative = !reduces(c) || call->op.commutative != 0;
+    const std::size_t bytes = message_bytes(*call, comm_size);
+    const char* reason = "no rule chooses an algorithm that can serve this call";
     if (forced != nullptr && forced[0] != '\0') {
         // A forced algorithm is used or the call is declined; loom never silently swaps in
         // another algorithm the user did not ask for.
         const Algorithm* algo = find_algorithm(c, forced);
         if (algo == nullptr) reason = "the forced algorithm does not exist";
-        else if (auto no = why_not(*algo, shape)) reason = no->data();
-        else return algo->name.data();
+        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative})) reason = no->data();
+        else {
+            if (rule_source != nullptr) *rule_source = "forced";
+            return algo->name.data();
+        }
     } else {
-        for (std::string_view name : builtin_candidates(c, shape)) {
-            const Algorithm* algo = find_algorithm(c, name);
-            if (algo == nullptr) continue;
-            auto no = why_not(*algo, shape);
-            if (!no) return algo->name.data();
-            reason = no->data();
+        try {
+            std::unique_ptr<rules::Resolved> own;
+            const auto* table = static_cast<const rules::Resolved*>(resolved);
+            if (table == nullptr) table = (own = std::make_unique<rules::Resolved>(rules::resolve(comm_size, {}))).get();
+            const rules::Candidate* chosen = rules::choose_candidate(
+                *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node, rules::MemoryKind::host,
+                                    commutative});
+            if (chosen != nullptr) {
+                const rules::Rule& rule = *chosen->rule;
+                if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
+                if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;
+                if (rule_source != nullptr) *rule_source = rule.source.c_str();
+                return chosen->algorithm->name.data();
+            }
+        } catch (...) {
+            reason = "loom could not evaluate its rules (out of memory)";
         }
     }
     if (why != nullptr) *why = reason;

@@ -111,12 +111,27 @@ int loom_algorithm_exists(loom_coll_t coll, const char *name);
 /* Writes coll's algorithm names, comma-separated, into buf (for messages). */
 void loom_algorithm_names(loom_coll_t coll, char *buf, size_t size);
 
+/* Loads the user's rule file (coll_loom_rules; NULL or "" for none), once per process before
+ * any communicator is resolved. Returns the number of errors; if it is non-zero the user
+ * rules are not used (the defaults still are). *report receives every diagnostic, one per
+ * line ("FILE:LINE:COLUMN: error: ..."), malloc'd (free it), or NULL if there are none. */
+int loom_rules_load(const char *path, char **report);
+
+/* The rules narrowed to one communicator (see selection_rules/selection.hpp): its size and
+ * the host name of each rank (NULL: unknown, then rules with nodes/ranks_per_node keys do
+ * not match). Release with loom_rules_release. NULL if out of memory. */
+void *loom_rules_resolve(int comm_size, const char *const *hostnames);
+void loom_rules_release(void *resolved);
+
 /* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty
- * and can serve the call, otherwise loom's own choice; NULL if none can (then *why says
- * why). Depends only on what every rank shares (sizes, counts, op, root), so all ranks
- * decide alike. Algorithm names are static strings. */
-const char *loom_choose(const loom_call_t *call, int comm_size, const char *forced,
-                        const char **why);
+ * and can serve the call, otherwise the first rule of `resolved` (NULL: rules resolved for
+ * this size alone) that matches the call and whose algorithm can serve it; NULL if none can
+ * (then *why says why). Depends only on what every rank shares (sizes, counts, op, root,
+ * the communicator's hosts), so all ranks decide alike. *rule (if not NULL) receives the
+ * rule's "FILE:LINE" ("forced" when forced). The rule's options (segment=, buffer=) are
+ * written into call->segment_bytes / buffer_bytes. Returned strings are static. */
+const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, const void *resolved,
+                        const char **why, const char **rule);
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);

@@ -30,6 +30,9 @@ typedef struct mca_coll_loom_component_t {
     char *forced[LOOM_COLL_COUNT];
     size_t segment_size; /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
+    char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
+    int rules_strict;       /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
+    int rules_errors;       /* errors found in the rule file at open (then it is not used) */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
      * itself, and calls it handed to the previous component. Updated atomically. */
     unsigned long long served[LOOM_COLL_COUNT];
@@ -60,6 +63,10 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *prev_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
+    /* The rule tables narrowed to this communicator (loom_rules_resolve). */
+    void *rules;
+    /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
+    const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
@@ -97,16 +104,19 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
 
 /* ---- Running a call (coll_loom_run.c) ---- */
 
-/* Record a served or declined call (counters, and a line at coll_loom_verbose >= 2). */
+/* Record a served or declined call: counters; at coll_loom_verbose >= 1 a line from rank 0
+ * the first time each algorithm serves a collective on a communicator, naming the rule that
+ * chose it; at >= 2 a line per call. */
 void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
-                               const char *algorithm);
+                               mca_coll_loom_module_t *module, const char *algorithm,
+                               const char *rule);
 void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
                                  const char *why);
 
-/* Choose the algorithm for `call` on comm (honouring coll_loom_<coll>_algorithm); NULL and
- * *why if loom must decline. */
-const char *loom_choose_for(const loom_call_t *call, struct ompi_communicator_t *comm,
-                            const char **why);
+/* Choose the algorithm for `call` on comm (coll_loom_<coll>_algorithm, else the rules);
+ * NULL and *why if loom must decline; *rule names the rule ("FILE:LINE" or "forced"). */
+const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
+                            mca_coll_loom_module_t *module, const char **why, const char **rule);
 /* Run `algorithm` on comm over the PML with the collective's tag; an OMPI error code. */
 int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm);
 

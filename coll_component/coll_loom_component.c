@@ -8,6 +8,9 @@
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "ompi/mca/rte/rte.h"
+
+#include <stdlib.h>
 
 static int loom_register(void);
 static int loom_open(void);
@@ -93,6 +96,20 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.pat_buffer_size);
 
+    mca_coll_loom_component.rules_path = NULL;
+    (void) mca_base_component_var_register(
+        c, "rules",
+        "Path of a loom rule file (see selection_rules/RULES.md). Its rules are consulted "
+        "before loom's built-in defaults; a file with errors is reported and not used",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.rules_path);
+    mca_coll_loom_component.rules_strict = 0;
+    (void) mca_base_component_var_register(
+        c, "rules_strict",
+        "1: a rule file with errors aborts the job at MPI_Init instead of being ignored",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.rules_strict);
+
     /* Names and help texts must outlive registration. */
     static char names[LOOM_COLL_COUNT][64];
     static char helps[LOOM_COLL_COUNT][512];
@@ -140,11 +157,31 @@ static void check_forced_algorithms(void)
     }
 }
 
+/* Loads the user's rule file once per process. Only the job's first process prints what is
+ * wrong with it (every process reads the same file), so a bad file gives one message. */
+static void load_rules(void)
+{
+    char *report = NULL;
+    mca_coll_loom_component.rules_errors = loom_rules_load(mca_coll_loom_component.rules_path, &report);
+    const int first = 0 == OMPI_PROC_MY_NAME->vpid;
+    if (NULL != report && first && (mca_coll_loom_component.rules_errors > 0 || mca_coll_loom_component.verbose >= 1)) {
+        opal_output(0, "coll:loom: %s %s%s", mca_coll_loom_component.rules_path,
+                    mca_coll_loom_component.rules_errors > 0
+                        ? (mca_coll_loom_component.rules_strict
+                               ? "has errors; the job stops (coll_loom_rules_strict):\n"
+                               : "has errors; loom ignores it and uses its built-in rules:\n")
+                        : "has warnings:\n",
+                    report);
+    }
+    free(report);
+}
+
 static int loom_open(void)
 {
     mca_coll_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     check_forced_algorithms();
+    load_rules();
     return OMPI_SUCCESS;
 }
 

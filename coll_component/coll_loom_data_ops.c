@@ -28,14 +28,14 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     loom_call_t call = {.coll = LOOM_COLL_BARRIER};
-    const char *why;
-    const char *algorithm = loom_choose_for(&call, comm, &why);
+    const char *why, *rule = NULL;
+    const char *algorithm = loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {
         mca_coll_loom_note_declined(LOOM_COLL_BARRIER, comm, why);
         return m->prev_barrier(comm, m->prev_barrier_module);
     }
     int rc = loom_run_on(algorithm, &call, comm);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
 
@@ -46,8 +46,8 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     const int is_root = ompi_comm_rank(comm) == root;
     loom_call_t call = {.coll = LOOM_COLL_BCAST, .count = (size_t) count * type_size(dtype),
                         .root = root};
-    const char *why = "negative count";
-    const char *algorithm = count < 0 ? NULL : loom_choose_for(&call, comm, &why);
+    const char *why = "negative count", *rule = NULL;
+    const char *algorithm = count < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {
         mca_coll_loom_note_declined(LOOM_COLL_BCAST, comm, why);
         return m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module);
@@ -60,7 +60,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     }
     if (OMPI_SUCCESS == rc && !is_root) rc = loom_dense_unpack(&data, buf, (size_t) count, dtype);
     loom_dense_fini(&data);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
 
@@ -128,8 +128,8 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     if (OMPI_SUCCESS != loom_sizes_init(&bytes, size)) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < size; ++i) bytes.v[i] = (size_t) rcount * type_size(rdtype);
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHER, .counts = bytes.v};
-    const char *why = "negative count";
-    const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, &why);
+    const char *why = "negative count", *rule = NULL;
+    const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {
         loom_sizes_fini(&bytes);
         mca_coll_loom_note_declined(LOOM_COLL_ALLGATHER, comm, why);
@@ -148,7 +148,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                               rdtype, 1, bytes.v, algorithm, &call, comm);
         free(ints);
     }
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     loom_sizes_fini(&bytes);
     return rc;
 }
@@ -170,8 +170,8 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
         bytes.v[i] = (size_t) (rcounts[i] < 0 ? 0 : rcounts[i]) * type_size(rdtype);
     }
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHERV, .counts = bytes.v};
-    const char *why = "negative count";
-    const char *algorithm = negative ? NULL : loom_choose_for(&call, comm, &why);
+    const char *why = "negative count", *rule = NULL;
+    const char *algorithm = negative ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {
         loom_sizes_fini(&bytes);
         mca_coll_loom_note_declined(LOOM_COLL_ALLGATHERV, comm, why);
@@ -180,7 +180,7 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
     }
     int rc = allgather_common(sbuf, scount, sdtype, rbuf, rcounts, displs,
                               rdtype, dense_displs, bytes.v, algorithm, &call, comm);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     loom_sizes_fini(&bytes);
     return rc;
 }
@@ -193,8 +193,8 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     const size_t size = (size_t) ompi_comm_size(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
     loom_call_t call = {.coll = LOOM_COLL_ALLTOALL, .count = (size_t) rcount * type_size(rdtype)};
-    const char *why = "negative count";
-    const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, &why);
+    const char *why = "negative count", *rule = NULL;
+    const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {
         mca_coll_loom_note_declined(LOOM_COLL_ALLTOALL, comm, why);
         return m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
@@ -212,6 +212,6 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     if (OMPI_SUCCESS == rc) rc = loom_dense_unpack(&recv, rbuf, size * (size_t) rcount, rdtype);
     loom_dense_fini(&send);
     loom_dense_fini(&recv);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }

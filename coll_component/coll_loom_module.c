@@ -5,6 +5,12 @@
 #include "coll_loom.h"
 
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/mca/rte/rte.h"
+#include "ompi/proc/proc.h"
+#include "opal/util/proc.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /* Applies X(name) to every collective loom implements. */
 #define LOOM_FOR_EACH_COLLECTIVE(X)                                                          \
@@ -16,6 +22,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 #define CLEAR(name) m->prev_##name = NULL; m->prev_##name##_module = NULL;
     LOOM_FOR_EACH_COLLECTIVE(CLEAR)
 #undef CLEAR
+    m->rules = NULL;
+    memset(m->reported, 0, sizeof(m->reported));
 }
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
@@ -23,6 +31,23 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
 #define RELEASE(name) if (NULL != m->prev_##name##_module) OBJ_RELEASE(m->prev_##name##_module);
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
+    loom_rules_release(m->rules);
+}
+
+/* The rules narrowed to this communicator. The host name of every rank comes from Open MPI's
+ * modex, the same on every rank, so every rank narrows the rules alike. */
+static void *resolve_rules(struct ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm);
+    const char **hosts = malloc((size_t) size * sizeof(*hosts));
+    if (NULL == hosts) return NULL;
+    for (int i = 0; i < size; ++i) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        hosts[i] = NULL == proc ? "unknown" : opal_get_proc_hostname(&proc->super);
+    }
+    void *rules = loom_rules_resolve(size, hosts);
+    free(hosts);
+    return rules;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
@@ -57,6 +82,9 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     LOOM_FOR_EACH_COLLECTIVE(SAVE)
 #undef SAVE
 
+    m->rules = resolve_rules(comm);
+    if (NULL == m->rules) return OMPI_ERR_OUT_OF_RESOURCE;
+
     opal_output_verbose(1, mca_coll_loom_component.output,
                         "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,
                         ompi_comm_size(comm), mca_coll_loom_component.priority);
@@ -65,6 +93,11 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
+    /* coll_loom_rules_strict: a bad rule file stops the job here, during MPI_Init, when the
+     * first communicator is created. */
+    if (mca_coll_loom_component.rules_errors > 0 && mca_coll_loom_component.rules_strict)
+        ompi_rte_abort(1, "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
+                       mca_coll_loom_component.rules_path);
     /* loom's algorithms are for intra-communicators with at least two ranks; coll/self and
      * coll/inter serve the rest. */
     if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) return NULL;

@@ -21,12 +21,13 @@
 
 /* Plan and choose; on success *algorithm is set. Returns 0 to decline with *why. */
 static int prepare(loom_call_t *call, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                   struct ompi_communicator_t *comm, loom_reduce_plan_t *plan,
-                   const char **algorithm, const char **why)
+                   struct ompi_communicator_t *comm, mca_coll_loom_module_t *m,
+                   loom_reduce_plan_t *plan, const char **algorithm, const char **why,
+                   const char **rule)
 {
     if (!loom_plan_reduction(dtype, op, plan, why)) return 0;
     call->op = plan->reduction;
-    *algorithm = loom_choose_for(call, comm, why);
+    *algorithm = loom_choose_for(call, comm, m, why, rule);
     return NULL != *algorithm;
 }
 
@@ -56,15 +57,15 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     loom_call_t call = {.coll = LOOM_COLL_ALLREDUCE, .sbuf = in_place ? NULL : sbuf, .rbuf = rbuf,
                         .count = (size_t) count};
     loom_reduce_plan_t plan;
-    const char *algorithm, *why = "negative count";
-    if (count < 0 || !prepare(&call, dtype, op, comm, &plan, &algorithm, &why))
+    const char *algorithm, *rule = NULL, *why = "negative count";
+    if (count < 0 || !prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule))
         DECLINE(LOOM_COLL_ALLREDUCE, why,
                 m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module));
 
     int rc = plan.staged ? run_staged(&call, algorithm, comm, in_place ? rbuf : sbuf, call.count,
                                       rbuf, call.count, dtype)
                          : loom_run_on(algorithm, &call, comm);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
 
@@ -79,8 +80,8 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     loom_call_t call = {.coll = LOOM_COLL_REDUCE, .sbuf = in_place ? NULL : sbuf,
                         .rbuf = is_root ? rbuf : NULL, .count = (size_t) count, .root = root};
     loom_reduce_plan_t plan;
-    const char *algorithm, *why = "negative count";
-    if (count < 0 || !prepare(&call, dtype, op, comm, &plan, &algorithm, &why))
+    const char *algorithm, *rule = NULL, *why = "negative count";
+    if (count < 0 || !prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule))
         DECLINE(LOOM_COLL_REDUCE, why,
                 m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module));
 
@@ -100,7 +101,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
             free(dense);
         }
     }
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
 
@@ -108,14 +109,14 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 static int reduce_scatter_common(loom_coll_t coll, const void *sbuf, void *rbuf,
                                  const size_t *counts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 const char **why, int *declined)
+                                 mca_coll_loom_module_t *m, const char **why, int *declined)
 {
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
     loom_call_t call = {.coll = coll, .sbuf = in_place ? NULL : sbuf, .rbuf = rbuf, .counts = counts};
     loom_reduce_plan_t plan;
-    const char *algorithm;
-    *declined = !prepare(&call, dtype, op, comm, &plan, &algorithm, why);
+    const char *algorithm, *rule = NULL;
+    *declined = !prepare(&call, dtype, op, comm, m, &plan, &algorithm, why, &rule);
     if (*declined) return OMPI_SUCCESS;
 
     size_t total = 0;
@@ -123,7 +124,7 @@ static int reduce_scatter_common(loom_coll_t coll, const void *sbuf, void *rbuf,
     int rc = plan.staged ? run_staged(&call, algorithm, comm, in_place ? rbuf : sbuf, total, rbuf,
                                       counts[rank], dtype)
                          : loom_run_on(algorithm, &call, comm);
-    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, algorithm);
+    if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
 
@@ -143,7 +144,7 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     }
     if (!declined)
         rc = reduce_scatter_common(LOOM_COLL_REDUCE_SCATTER, sbuf, rbuf, counts.v, dtype, op, comm,
-                                   &why, &declined);
+                                   m, &why, &declined);
     loom_sizes_fini(&counts);
     if (declined)
         DECLINE(LOOM_COLL_REDUCE_SCATTER, why,
@@ -166,7 +167,7 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     for (int i = 0; i < size; ++i) counts.v[i] = (size_t) rcount;
     if (!declined)
         rc = reduce_scatter_common(LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, counts.v, dtype, op,
-                                   comm, &why, &declined);
+                                   comm, m, &why, &declined);
     loom_sizes_fini(&counts);
     if (declined)
         DECLINE(LOOM_COLL_REDUCE_SCATTER_BLOCK, why,

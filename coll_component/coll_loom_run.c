@@ -20,10 +20,33 @@ static const int tags[LOOM_COLL_COUNT] = {
     [LOOM_COLL_ALLTOALL] = MCA_COLL_BASE_TAG_ALLTOALL,
 };
 
+/* 1 the first time `algorithm` serves `coll` on this module's communicator. */
+static int first_time(mca_coll_loom_module_t *module, loom_coll_t coll, const char *algorithm)
+{
+    const char **seen = module->reported[coll];
+    const size_t n = sizeof(module->reported[coll]) / sizeof(seen[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (seen[i] == algorithm) return 0; /* names are static strings: compare pointers */
+        if (NULL == seen[i]) {
+            seen[i] = algorithm;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
-                               const char *algorithm)
+                               mca_coll_loom_module_t *module, const char *algorithm,
+                               const char *rule)
 {
     __atomic_fetch_add(&mca_coll_loom_component.served[call->coll], 1ULL, __ATOMIC_RELAXED);
+    if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) &&
+        first_time(module, call->coll, algorithm))
+        opal_output(mca_coll_loom_component.output,
+                    "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s",
+                    loom_coll_name(call->coll), comm->c_name,
+                    loom_message_bytes(call, ompi_comm_size(comm)), ompi_comm_size(comm), algorithm,
+                    rule);
     if (mca_coll_loom_component.verbose >= 2)
         opal_output_verbose(2, mca_coll_loom_component.output,
                             "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s",
@@ -42,10 +65,11 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
                         ompi_comm_size(comm), why);
 }
 
-const char *loom_choose_for(const loom_call_t *call, struct ompi_communicator_t *comm,
-                            const char **why)
+const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
+                            mca_coll_loom_module_t *module, const char **why, const char **rule)
 {
-    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], why);
+    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll],
+                       module->rules, why, rule);
 }
 
 static int to_ompi_error(int rc)
@@ -58,10 +82,11 @@ static int to_ompi_error(int rc)
 int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm)
 {
     /* The tuning parameters are read here, once per call, so every collective sees the
-     * current values (they can be changed through MPI_T between calls). */
+     * current values (they can be changed through MPI_T between calls); a rule's own
+     * segment= or buffer= option, already in the call, takes precedence. */
     loom_call_t tuned = *call;
-    tuned.segment_bytes = mca_coll_loom_component.segment_size;
-    tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    if (0 == tuned.segment_bytes) tuned.segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == tuned.buffer_bytes) tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
     loom_pml_transport_t transport;
     loom_pml_transport_init(&transport, comm, tags[call->coll]);
     int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));

@@ -1,5 +1,5 @@
 // The registry, loom's built-in choice and the C entry points that select algorithms.
-#include "builtin_choice.hpp"
+#include "rules.hpp"
 #include "loom_c_api.h"
 #include "registry.hpp"
 
@@ -48,16 +48,13 @@ TEST_CASE("the registry holds exactly the user-facing algorithm names, each desc
     CHECK(listed == seen.size());
 }
 
-TEST_CASE("the built-in choice names only registered algorithms, at every size", "[registry]")
+TEST_CASE("the built-in rule table parses and names only registered algorithms", "[registry]")
 {
-    for (int c = 0; c < kCollectiveCount; ++c)
-        for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(65536),
-                                  std::size_t(1) << 20, std::size_t(1) << 30})
-            for (int P : {2, 3, 64}) {
-                auto names = builtin_candidates(Collective(c), CallShape{P, bytes, true});
-                CHECK(!names.empty());
-                for (std::string_view n : names) CHECK(find_algorithm(Collective(c), n) != nullptr);
-            }
+    const auto parsed = rules::parse(rules::default_rules_text(), "default");
+    for (const auto& d : parsed.diagnostics) INFO(d.to_string());
+    CHECK(parsed.ok());
+    CHECK(parsed.rules.size() == rules::default_rules().size());
+    for (const rules::Rule& r : rules::default_rules()) CHECK(find_algorithm(r.collective, r.algorithm) != nullptr);
 }
 
 TEST_CASE("loom_choose: non-commutative ops get an order-preserving algorithm or a decline", "[registry]")
@@ -67,22 +64,24 @@ TEST_CASE("loom_choose: non-commutative ops get an order-preserving algorithm or
     call.coll = LOOM_COLL_ALLREDUCE;
     call.count = 1 << 20;
     call.op = reduction(false);
-    const char* chosen = loom_choose(&call, 8, "", &why);
+    const char* chosen = loom_choose(&call, 8, "", nullptr, &why, nullptr);
     REQUIRE(chosen != nullptr);
     CHECK(find_algorithm(Collective::allreduce, chosen)->needs.commutative_op == false);
 
     // A forced algorithm that needs a commutative op declines instead of being swapped.
-    CHECK(loom_choose(&call, 8, "ring", &why) == nullptr);
+    CHECK(loom_choose(&call, 8, "ring", nullptr, &why, nullptr) == nullptr);
     CHECK(std::string(why) == "the op is not commutative");
-    CHECK(std::string(loom_choose(&call, 8, "binomial", &why)) == "binomial");
+    CHECK(std::string(loom_choose(&call, 8, "binomial", nullptr, &why, nullptr)) == "binomial");
 
     call.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK;
     std::vector<std::size_t> counts(8, 100);
     call.counts = counts.data();
-    CHECK(loom_choose(&call, 8, "", &why) == nullptr);
+    CHECK(loom_choose(&call, 8, "", nullptr, &why, nullptr) == nullptr);
 
     call.op = reduction(true);
-    CHECK(loom_choose(&call, 8, "", &why) != nullptr);
+    const char* rule = nullptr;
+    CHECK(loom_choose(&call, 8, "", nullptr, &why, &rule) != nullptr);
+    CHECK(std::string(rule).rfind("default:", 0) == 0);
 }
 
 TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[registry]")
@@ -91,7 +90,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     loom_call_t call{};
     call.coll = LOOM_COLL_BCAST;
     call.count = 100;
-    CHECK(loom_choose(&call, 4, "binomal", &why) == nullptr);
+    CHECK(loom_choose(&call, 4, "binomal", nullptr, &why, nullptr) == nullptr);
     CHECK(std::string(why) == "the forced algorithm does not exist");
     CHECK(loom_algorithm_exists(LOOM_COLL_BCAST, "binomial"));
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));

@@ -1,0 +1,119 @@
+// loom's rule tables: the model, the parser, linting and matching. MPI-free.
+//
+// A rule file is plain text, one rule per line (the format is documented in
+// selection_rules/RULES.md):
+//
+//   loom-rules 1
+//   # collective  ranks   bytes      algorithm           [key=value ...]
+//   allreduce     2-8     0-4K       recursive_doubling
+//   allreduce     *       256K-*     ring_pipelined      segment=128K
+//   allgather     9-*     *          pat                 buffer=512K commutative=yes
+//
+// Ranges are inclusive at both ends: `N`, `N-M`, `N-*` (open end) or `*`. Sizes take K, M, G
+// suffixes (powers of 1024). The first rule that matches a call, and whose algorithm can
+// serve it, wins; user rules are consulted before the built-in defaults.
+#pragma once
+
+#include "registry.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::rules {
+
+// An inclusive range of unsigned values; `*` is [0, max].
+struct Range {
+    std::uint64_t lo = 0;
+    std::uint64_t hi = UINT64_MAX;
+    bool contains(std::uint64_t v) const { return lo <= v && v <= hi; }
+    bool covers(const Range& other) const { return lo <= other.lo && other.hi <= hi; }
+    bool is_all() const { return lo == 0 && hi == UINT64_MAX; }
+};
+
+enum class MemoryKind { host, cuda };
+
+struct Rule {
+    Collective collective{};
+    Range ranks;
+    Range bytes;
+    std::string algorithm;
+    // Optional match keys; absent matches everything.
+    std::optional<Range> nodes;
+    std::optional<Range> ranks_per_node;
+    std::optional<MemoryKind> memory;
+    std::optional<bool> commutative;
+    // Options handed to the algorithm (0: not set, the MCA parameter's value applies).
+    std::uint64_t segment_bytes = 0;
+    std::uint64_t buffer_bytes = 0;
+    // Where it came from, for messages and verbose output: "FILE:LINE".
+    std::string source;
+    int line = 0;
+};
+
+struct Diagnostic {
+    enum class Severity { error, warning };
+    Severity severity;
+    std::string file;
+    int line;   // 1-based; 0 for the whole file
+    int column; // 1-based; 0 when not about one place
+    std::string message;
+
+    // "FILE:LINE:COLUMN: error: MESSAGE", as compilers print it.
+    std::string to_string() const;
+};
+
+struct ParseResult {
+    std::vector<Rule> rules;
+    std::vector<Diagnostic> diagnostics;
+    bool ok() const;
+};
+
+// Parses a rule file's text. `file` names it in diagnostics and rule sources. Never throws on
+// bad input; limits: lines of at most 4096 bytes, at most 100000 rules.
+ParseResult parse(std::string_view text, std::string_view file);
+
+// Reads and parses a rule file. A file that cannot be read, or is larger than 64 MiB, is
+// one error diagnostic naming it.
+ParseResult parse_file(const std::string& path);
+
+// The built-in default table (selection_rules/default.rules, embedded at build time), and
+// its parsed rules (parsed once; sources read "default:LINE").
+std::string_view default_rules_text();
+const std::vector<Rule>& default_rules();
+
+// Warnings about a valid table: rules that can never match (shadowed by one earlier rule),
+// and message sizes no rule covers for a collective the table mentions.
+std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view file);
+
+// The facts a rule is matched against. Everything here is the same on every rank.
+struct Call {
+    Collective collective{};
+    int ranks = 0;
+    std::uint64_t bytes = 0;
+    int nodes = 0;          // 0: unknown (rules with a nodes key do not match)
+    int ranks_per_node = 0; // 0: unknown
+    MemoryKind memory = MemoryKind::host;
+    bool commutative = true;
+};
+
+bool matches(const Rule& rule, const Call& call);
+
+// One step of matching, for `loom-rules explain` and verbose output.
+struct Verdict {
+    const Rule* rule;
+    std::string outcome; // "chosen", or why it was passed over
+};
+
+// The first rule of `tables` (in order) that matches the call and whose algorithm can serve
+// it; nullptr if none. If `trace` is given, every rule considered is appended with its
+// verdict.
+const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
+                   std::vector<Verdict>* trace = nullptr);
+
+// Nearest valid name (edit distance), for "did you mean" messages; empty if none is close.
+std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates);
+
+} // namespace loom::rules

@@ -1,0 +1,81 @@
+#include "selection.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace loom::rules {
+
+namespace {
+std::vector<Rule>& user_table()
+{
+    static std::vector<Rule> rules;
+    return rules;
+}
+
+bool communicator_matches(const Rule& r, const Resolved& c)
+{
+    if (!r.ranks.contains(std::uint64_t(c.ranks))) return false;
+    if (r.nodes && (c.nodes == 0 || !r.nodes->contains(std::uint64_t(c.nodes)))) return false;
+    if (r.ranks_per_node && (c.ranks_per_node == 0 || !r.ranks_per_node->contains(std::uint64_t(c.ranks_per_node))))
+        return false;
+    return true;
+}
+} // namespace
+
+std::vector<Diagnostic> load_user_rules(const std::string& path)
+{
+    user_table().clear();
+    if (path.empty()) return {};
+    ParseResult parsed = parse_file(path);
+    if (parsed.ok()) {
+        // Linting compares every pair of rules: fine for the tables people write, too slow
+        // for MPI_Init on a machine-generated file of 100000 rules (loom-rules check lints
+        // any size).
+        constexpr std::size_t kLintAtInit = 5000;
+        if (parsed.rules.size() <= kLintAtInit) {
+            const auto warnings = lint(parsed.rules, path);
+            parsed.diagnostics.insert(parsed.diagnostics.end(), warnings.begin(), warnings.end());
+        } else {
+            parsed.diagnostics.push_back({Diagnostic::Severity::warning, path, 0, 0,
+                                          std::to_string(parsed.rules.size()) +
+                                              " rules: not linted at start-up (run loom-rules check)"});
+        }
+        user_table() = std::move(parsed.rules);
+    }
+    return parsed.diagnostics;
+}
+
+const std::vector<Rule>& user_rules() { return user_table(); }
+
+Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
+{
+    Resolved r;
+    r.ranks = ranks;
+    if (!hostnames.empty() && std::find(hostnames.begin(), hostnames.end(), "unknown") == hostnames.end()) {
+        std::unordered_map<std::string, int> per_node;
+        for (const std::string& h : hostnames) ++per_node[h];
+        r.nodes = int(per_node.size());
+        for (const auto& [host, n] : per_node) r.ranks_per_node = std::max(r.ranks_per_node, n);
+    }
+    for (const std::vector<Rule>* table : {&user_rules(), &default_rules()})
+        for (const Rule& rule : *table) {
+            const Algorithm* algorithm = find_algorithm(rule.collective, rule.algorithm);
+            if (algorithm != nullptr && communicator_matches(rule, r))
+                r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
+        }
+    return r;
+}
+
+const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
+{
+    for (const Candidate& c : resolved.candidates[std::size_t(call.collective)]) {
+        const Rule& rule = *c.rule;
+        if (!rule.bytes.contains(call.bytes)) continue;
+        if (rule.memory && *rule.memory != call.memory) continue;
+        if (rule.commutative && *rule.commutative != call.commutative) continue;
+        if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative})) return &c;
+    }
+    return nullptr;
+}
+
+} // namespace loom::rules

@@ -1,0 +1,41 @@
+// Rule-based selection for one communicator: the user's rules (coll_loom_rules) and the
+// built-in defaults, narrowed once per communicator to the rules whose communicator-level
+// keys (ranks, nodes, ranks per node) match it, so a call only checks message size, op and
+// memory kind against a short list.
+#pragma once
+
+#include "rules.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace loom::rules {
+
+// The process's user rules: loaded once, before any communicator exists, read-only after.
+// load_user_rules returns the diagnostics (errors mean the user rules are not used).
+std::vector<Diagnostic> load_user_rules(const std::string& path);
+const std::vector<Rule>& user_rules();
+
+// A rule that applies to the communicator, with its algorithm looked up once.
+struct Candidate {
+    const Rule* rule;
+    const Algorithm* algorithm;
+};
+
+struct Resolved {
+    int ranks = 0;
+    int nodes = 0;          // 0: unknown
+    int ranks_per_node = 0; // 0: unknown (the most ranks any node has)
+    std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user rules first
+};
+
+// Narrows the tables for a communicator. `hostnames` (one per rank, or empty) gives nodes
+// and ranks per node; a name of "unknown" makes both unknown.
+Resolved resolve(int ranks, const std::vector<std::string>& hostnames);
+
+// The first candidate that matches the call and whose algorithm can serve it; nullptr if
+// none. This is the per-call work: a short scan, no string comparisons.
+const Candidate* choose_candidate(const Resolved& resolved, const Call& call);
+
+} // namespace loom::rules

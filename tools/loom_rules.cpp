@@ -1,0 +1,363 @@
+// loom-rules: checks, explains, shows and converts loom's rule tables (selection_rules/).
+//
+//   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
+//   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
+//              [--non-commutative] [--memory host|cuda] [--rules FILE]
+//                                          every rule considered and why, the algorithm chosen
+//   loom-rules show [--rules FILE]         the effective table, itself a valid rule file
+//   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
+//
+// B is loom's message size for the collective (README, "What loom serves"). Exit codes: 0
+// success; 1 a bad file, or no rule serves the call; 2 bad usage.
+#include "loom_rules.hpp"
+#include "registry.hpp"
+#include "rules.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace loom;
+using namespace loom::rules;
+
+namespace loom::rules_tool {
+
+constexpr const char* kUsage =
+    "usage: loom-rules check FILE\n"
+    "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
+    "                  [--non-commutative] [--memory host|cuda] [--rules FILE]\n"
+    "       loom-rules show [--rules FILE]\n"
+    "       loom-rules from-tuned FILE\n"
+    "       loom-rules --help\n"
+    "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n";
+
+
+// ---- Text ----------------------------------------------------------------------------------
+
+std::string size_text(std::uint64_t v)
+{
+    static const std::pair<int, const char*> units[] = {{30, "G"}, {20, "M"}, {10, "K"}};
+    for (auto [shift, unit] : units)
+        if (v != 0 && v % (std::uint64_t(1) << shift) == 0) return std::to_string(v >> shift) + unit;
+    return std::to_string(v);
+}
+
+std::string range_text(const Range& r, bool sizes)
+{
+    auto num = [&](std::uint64_t v) { return sizes ? size_text(v) : std::to_string(v); };
+    if (r.is_all()) return "*";
+    if (r.hi == UINT64_MAX) return num(r.lo) + "-*";
+    return r.lo == r.hi ? num(r.lo) : num(r.lo) + "-" + num(r.hi);
+}
+
+std::string join(const std::vector<std::string>& words, const char* sep)
+{
+    std::string s;
+    for (const std::string& w : words) s += (s.empty() ? "" : sep) + w;
+    return s;
+}
+
+// A rule as the fields of a rule-file line: collective, ranks, bytes, algorithm, [options].
+std::vector<std::string> rule_fields(const Rule& r)
+{
+    std::vector<std::string> opts;
+    if (r.nodes) opts.push_back("nodes=" + range_text(*r.nodes, false));
+    if (r.ranks_per_node) opts.push_back("ranks_per_node=" + range_text(*r.ranks_per_node, false));
+    if (r.memory) opts.push_back(std::string("memory=") + (*r.memory == MemoryKind::cuda ? "cuda" : "host"));
+    if (r.commutative) opts.push_back(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
+    if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
+    if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
+    std::vector<std::string> f = {std::string(to_string(r.collective)), range_text(r.ranks, false),
+                                  range_text(r.bytes, true), r.algorithm};
+    if (!opts.empty()) f.push_back(join(opts, " "));
+    return f;
+}
+
+
+std::string render(const std::vector<Row>& rows)
+{
+    std::vector<std::size_t> width;
+    for (const Row& r : rows)
+        for (std::size_t k = 0; k < r.fields.size(); ++k) {
+            width.resize(std::max(width.size(), k + 1));
+            width[k] = std::max(width[k], r.fields[k].size());
+        }
+    std::string out;
+    for (const Row& r : rows) {
+        std::string line = r.fields.empty() ? r.comment : "";
+        if (!r.fields.empty()) {
+            for (std::size_t k = 0; k < width.size(); ++k) {
+                const std::string f = k < r.fields.size() ? r.fields[k] : "";
+                line += f + std::string(width[k] - f.size() + 2, ' ');
+            }
+            if (!r.comment.empty()) line += "# " + r.comment;
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+void print_diagnostics(const std::vector<Diagnostic>& ds, std::FILE* to)
+{
+    for (const Diagnostic& d : ds) std::fprintf(to, "%s\n", d.to_string().c_str());
+}
+
+// ---- Arguments -----------------------------------------------------------------------------
+
+
+Args parse_args(const std::vector<std::string>& in, std::vector<std::string_view> valued, const std::vector<std::string_view>& flags)
+{
+    Args a;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::string& s = in[i];
+        if (s.rfind("--", 0) != 0) {
+            a.positional.push_back(s);
+        } else if (std::find(flags.begin(), flags.end(), s) != flags.end()) {
+            a.flags.insert(s);
+        } else if (std::find(valued.begin(), valued.end(), s) != valued.end()) {
+            if (i + 1 >= in.size()) throw UsageError(s + " needs a value");
+            a.values[s] = in[++i];
+        } else {
+            valued.insert(valued.end(), flags.begin(), flags.end());
+            const std::string near = nearest(s, valued);
+            throw UsageError("unknown option " + s + (near.empty() ? "" : "; did you mean " + near + "?"));
+        }
+    }
+    return a;
+}
+
+// A count, or with `sizes` a size with an optional K/M/G suffix.
+std::uint64_t parse_number(const std::string& text, const std::string& option, bool sizes)
+{
+    std::uint64_t v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    const std::string suffix(p, end);
+    int shift = 0;
+    if (sizes && (suffix == "K" || suffix == "k")) shift = 10;
+    else if (sizes && (suffix == "M" || suffix == "m")) shift = 20;
+    else if (sizes && (suffix == "G" || suffix == "g")) shift = 30;
+    else if (!suffix.empty()) ec = std::errc::invalid_argument;
+    if (ec != std::errc() || p == text.data() || v > (UINT64_MAX >> shift))
+        throw UsageError(option + " expects " + (sizes ? "a size (N, NK, NM or NG)" : "a count") + ", found '" + text + "'");
+    return v << shift;
+}
+
+// An optional count option (0 when absent) in [min, 2^30].
+int parse_count(const Args& a, const std::string& option, int min)
+{
+    const std::string* s = a.get(option);
+    const std::uint64_t v = s ? parse_number(*s, option, false) : 0;
+    if (s && (v < std::uint64_t(min) || v > (1u << 30)))
+        throw UsageError(option + " must be between " + std::to_string(min) + " and " + std::to_string(1u << 30));
+    return int(v);
+}
+
+Collective collective_named(const std::string& name)
+{
+    std::vector<std::string_view> names;
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        if (to_string(Collective(c)) == name) return Collective(c);
+        names.push_back(to_string(Collective(c)));
+    }
+    const std::string near = nearest(name, names);
+    throw UsageError("unknown collective '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+}
+
+// loom's message size, per collective (README, "What loom serves").
+const char* size_meaning(Collective c)
+{
+    switch (c) {
+    case Collective::reduce_scatter:
+    case Collective::reduce_scatter_block: return "the whole input vector";
+    case Collective::allgather:
+    case Collective::allgatherv: return "the whole gathered vector";
+    case Collective::alltoall: return "one block, the bytes each rank sends to each peer";
+    case Collective::barrier: return "always 0";
+    default: return "the vector";
+    }
+}
+
+bool reduces(Collective c)
+{
+    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
+           c == Collective::reduce_scatter_block;
+}
+
+// The rules of --rules (none without it); a file with errors prints them and yields nullopt.
+std::optional<std::vector<Rule>> user_rules(const Args& a)
+{
+    const std::string* file = a.get("--rules");
+    if (!file) return std::vector<Rule>{};
+    ParseResult r = parse_file(*file);
+    if (r.ok()) return std::move(r.rules);
+    print_diagnostics(r.diagnostics, stderr);
+    std::fprintf(stderr, "loom-rules: %s has errors\n", file->c_str());
+    return std::nullopt;
+}
+
+// ---- check ---------------------------------------------------------------------------------
+
+int cmd_check(const std::vector<std::string>& in)
+{
+    const Args a = parse_args(in, {}, {});
+    if (a.positional.size() != 1) throw UsageError("check expects one FILE");
+    const std::string& file = a.positional[0];
+    const ParseResult r = parse_file(file);
+    std::vector<Diagnostic> ds = r.diagnostics;
+    // Only a table that parsed is linted: with lines missing, its gaps and shadows would mislead.
+    if (r.ok())
+        for (Diagnostic& d : lint(r.rules, file)) ds.push_back(std::move(d));
+    std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& x, const Diagnostic& y) { return x.line < y.line; });
+    print_diagnostics(ds, stdout);
+    const auto errors = std::size_t(
+        std::count_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::error; }));
+    std::printf("%s: %zu rules, %zu errors, %zu warnings\n", file.c_str(), r.rules.size(), errors, ds.size() - errors);
+    return errors ? 1 : 0;
+}
+
+// ---- explain -------------------------------------------------------------------------------
+
+// Which keys of a rule (of the call's collective) exclude the call.
+std::string exclusion(const Rule& r, const Call& c)
+{
+    std::vector<std::string> why;
+    if (!r.ranks.contains(std::uint64_t(c.ranks)))
+        why.push_back("ranks " + range_text(r.ranks, false) + " excludes " + std::to_string(c.ranks));
+    if (!r.bytes.contains(c.bytes)) why.push_back("bytes " + range_text(r.bytes, true) + " excludes " + std::to_string(c.bytes));
+    auto count_key = [&](const char* key, const char* option, const std::optional<Range>& range, int value) {
+        if (range && value == 0) why.push_back(key + range_text(*range, false) + " needs a known count (" + option + ")");
+        else if (range && !range->contains(std::uint64_t(value)))
+            why.push_back(key + range_text(*range, false) + " excludes " + std::to_string(value));
+    };
+    count_key("nodes=", "--nodes", r.nodes, c.nodes);
+    count_key("ranks_per_node=", "--ranks-per-node", r.ranks_per_node, c.ranks_per_node);
+    if (r.memory && *r.memory != c.memory)
+        why.push_back(*r.memory == MemoryKind::cuda ? "memory=cuda excludes host memory" : "memory=host excludes cuda memory");
+    if (r.commutative && *r.commutative != c.commutative)
+        why.push_back(*r.commutative ? "commutative=yes excludes a non-commutative op" : "commutative=no excludes a commutative op");
+    return why.empty() ? "does not match" : "does not match: " + join(why, "; ");
+}
+
+Call parse_call(const Args& a)
+{
+    if (a.positional.size() != 1) throw UsageError("explain expects one COLLECTIVE");
+    Call call;
+    call.collective = collective_named(a.positional[0]);
+    if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
+    call.ranks = parse_count(a, "--ranks", 2); // loom serves communicators of 2 or more ranks
+    if (const std::string* b = a.get("--bytes")) call.bytes = parse_number(*b, "--bytes", true);
+    else if (call.collective != Collective::barrier) throw UsageError("explain needs --bytes B");
+    call.nodes = parse_count(a, "--nodes", 1);
+    call.ranks_per_node = parse_count(a, "--ranks-per-node", 1);
+    call.commutative = a.flags.count("--non-commutative") == 0;
+    if (const std::string* m = a.get("--memory")) {
+        if (*m != "host" && *m != "cuda") throw UsageError("--memory must be host or cuda, found '" + *m + "'");
+        call.memory = *m == "cuda" ? MemoryKind::cuda : MemoryKind::host;
+    }
+    return call;
+}
+
+int cmd_explain(const std::vector<std::string>& in)
+{
+    const Args a = parse_args(in, {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules"}, {"--non-commutative"});
+    const Call call = parse_call(a);
+    const auto user = user_rules(a);
+    if (!user) return 1;
+    const std::string coll(to_string(call.collective));
+    std::string facts = coll + " on " + std::to_string(call.ranks) + " ranks, " + std::to_string(call.bytes) +
+                        " bytes (loom's message size for " + coll + ": " + size_meaning(call.collective) + ")";
+    if (reduces(call.collective)) facts += call.commutative ? ", commutative op" : ", non-commutative op";
+    facts += call.memory == MemoryKind::cuda ? ", cuda memory" : ", host memory";
+    if (call.nodes) facts += ", " + std::to_string(call.nodes) + " nodes";
+    if (call.ranks_per_node) facts += ", " + std::to_string(call.ranks_per_node) + " ranks per node";
+    const std::string* file = a.get("--rules");
+    std::printf("%s\n%s rules, in order (%s):\n", facts.c_str(), coll.c_str(),
+                (file ? "the rules of " + *file + " first, then loom's defaults" : std::string("loom's defaults; no --rules")).c_str());
+
+    std::vector<Verdict> trace;
+    const Rule* chosen = choose({&*user, &default_rules()}, call, &trace);
+    std::vector<Row> rows;
+    for (const Verdict& v : trace)
+        rows.push_back({{"  " + v.rule->source, join(rule_fields(*v.rule), " "),
+                         "-> " + (v.outcome == "does not match" ? exclusion(*v.rule, call) : v.outcome)}, ""});
+    std::fputs(rows.empty() ? "  (none)\n" : render(rows).c_str(), stdout);
+    if (!chosen) {
+        std::printf("no rule matches whose algorithm can serve the call: loom declines it, and Open MPI hands the call "
+                    "to the next component (e.g. tuned)\n");
+        return 1;
+    }
+    std::printf("chosen: %s (%s)\n", chosen->algorithm.c_str(), chosen->source.c_str());
+    if (const Algorithm* algo = find_algorithm(chosen->collective, chosen->algorithm))
+        std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(algo->summary).c_str(),
+                    std::string(algo->cost).c_str());
+    // The algorithms that read the options (README, "MCA parameters").
+    const bool segmented =
+        chosen->algorithm == "ring_pipelined" || (call.collective == Collective::bcast && chosen->algorithm == "binomial");
+    std::vector<std::string> opts;
+    if (chosen->segment_bytes) opts.push_back("segment=" + size_text(chosen->segment_bytes));
+    else if (segmented) opts.push_back("segment from coll_loom_segment_size");
+    if (chosen->buffer_bytes) opts.push_back("buffer=" + size_text(chosen->buffer_bytes));
+    else if (chosen->algorithm == "pat") opts.push_back("buffer from coll_loom_pat_buffer_size");
+    std::printf("  options: %s\n", opts.empty() ? "none" : join(opts, ", ").c_str());
+    return 0;
+}
+
+// ---- show ----------------------------------------------------------------------------------
+
+int cmd_show(const std::vector<std::string>& in)
+{
+    const Args a = parse_args(in, {"--rules"}, {});
+    if (!a.positional.empty()) throw UsageError("show takes no operands");
+    const auto user = user_rules(a);
+    if (!user) return 1;
+    const std::string* file = a.get("--rules");
+    std::vector<Row> rows = {
+        {{}, "loom-rules 1"},
+        {{}, "# loom's effective rule table: " + (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) +
+                 " the built-in defaults."},
+        {{}, "# The first rule that matches a call and whose algorithm can serve it wins."},
+        {{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"}};
+    for (const auto* table : {&*user, &default_rules()})
+        for (const Rule& r : *table) rows.push_back({rule_fields(r), r.source});
+    std::fputs(render(rows).c_str(), stdout);
+    return 0;
+}
+
+} // namespace loom::rules_tool
+
+using namespace loom::rules_tool;
+
+int main(int argc, char** argv)
+{
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        if (std::find_if(args.begin(), args.end(), [](const std::string& s) { return s == "--help" || s == "-h"; }) != args.end()) {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (args.empty()) throw UsageError("expected a command");
+        const std::string command = args.front();
+        args.erase(args.begin());
+        if (command == "check") return cmd_check(args);
+        if (command == "explain") return cmd_explain(args);
+        if (command == "show") return cmd_show(args);
+        if (command == "from-tuned") return cmd_from_tuned(args);
+        const std::string near = nearest(command, {"check", "explain", "show", "from-tuned"});
+        throw UsageError("unknown command '" + command + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "loom-rules: %s\n%s", e.what(), kUsage);
+        return 2;
+    }
+}
