@@ -958,3 +958,40 @@ TEST_CASE("start-up lints small user files and skips the quadratic lint on huge 
     CHECK(user_rules().empty());
     std::remove(path.c_str());
 }
+
+TEST_CASE("a communicator's rules are narrowed by its size, nodes and ranks per node", "[rules]")
+{
+    const std::string path = "test-rules-resolve.rules";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("loom-rules 1\n"
+               "bcast 2-3 * scatter_allgather nodes=2\n"
+               "bcast * * binomial ranks_per_node=3-*\n"
+               "bcast 9-* * scatter_allgather\n",
+               f);
+    std::fclose(f);
+    REQUIRE(load_user_rules(path).empty());
+
+    const Resolved two_nodes = resolve(3, {"a", "b", "a"});
+    CHECK(two_nodes.nodes == 2);
+    CHECK(two_nodes.ranks_per_node == 2);
+    const auto& bcast = two_nodes.candidates[std::size_t(Collective::bcast)];
+    REQUIRE(!bcast.empty());
+    CHECK(bcast.front().rule->line == 2); // nodes=2 kept; ranks_per_node=3-* and 9-* dropped
+    CHECK(std::string(bcast.front().algorithm->name) == "scatter_allgather");
+    CHECK(bcast[1].rule->source.rfind("default:", 0) == 0);
+    const Candidate* c = choose_candidate(two_nodes, Call{Collective::bcast, 3, 100});
+    REQUIRE(c != nullptr);
+    CHECK(c->rule->line == 2);
+
+    const Resolved one_node = resolve(3, {"a", "a", "a"});
+    CHECK((one_node.nodes == 1 && one_node.ranks_per_node == 3));
+    CHECK(one_node.candidates[std::size_t(Collective::bcast)].front().rule->line == 3);
+
+    const Resolved unknown = resolve(3, {"a", "unknown", "a"});
+    CHECK((unknown.nodes == 0 && unknown.ranks_per_node == 0));
+    CHECK(unknown.candidates[std::size_t(Collective::bcast)].front().rule->source.rfind("default:", 0) == 0);
+
+    load_user_rules("");
+    std::remove(path.c_str());
+}
