@@ -28,15 +28,15 @@ static int push_request(loom_pml_transport_t *t, ompi_request_t *req)
     return OMPI_SUCCESS;
 }
 
-static int pml_isend(void *ctx, int peer, const void *buf, size_t bytes)
+/* Posts one message as pieces of at most INT_MAX bytes (the PML counts in int). */
+static int post(loom_pml_transport_t *t, int send, int peer, char *p, size_t bytes)
 {
-    loom_pml_transport_t *t = ctx;
-    const char *p = buf;
     do {
-        int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
+        const int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
         ompi_request_t *req;
-        int rc = MCA_PML_CALL(isend((void *) p, chunk, MPI_BYTE, peer, t->tag,
-                                    MCA_PML_BASE_SEND_STANDARD, t->comm, &req));
+        int rc = send ? MCA_PML_CALL(isend(p, chunk, MPI_BYTE, peer, t->tag,
+                                           MCA_PML_BASE_SEND_STANDARD, t->comm, &req))
+                      : MCA_PML_CALL(irecv(p, chunk, MPI_BYTE, peer, t->tag, t->comm, &req));
         if (OMPI_SUCCESS != rc) return rc;
         rc = push_request(t, req);
         if (OMPI_SUCCESS != rc) return rc;
@@ -46,21 +46,14 @@ static int pml_isend(void *ctx, int peer, const void *buf, size_t bytes)
     return OMPI_SUCCESS;
 }
 
+static int pml_isend(void *ctx, int peer, const void *buf, size_t bytes)
+{
+    return post(ctx, 1, peer, (char *) buf, bytes);
+}
+
 static int pml_irecv(void *ctx, int peer, void *buf, size_t bytes)
 {
-    loom_pml_transport_t *t = ctx;
-    char *p = buf;
-    do {
-        int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
-        ompi_request_t *req;
-        int rc = MCA_PML_CALL(irecv(p, chunk, MPI_BYTE, peer, t->tag, t->comm, &req));
-        if (OMPI_SUCCESS != rc) return rc;
-        rc = push_request(t, req);
-        if (OMPI_SUCCESS != rc) return rc;
-        p += chunk;
-        bytes -= (size_t) chunk;
-    } while (bytes > 0);
-    return OMPI_SUCCESS;
+    return post(ctx, 0, peer, buf, bytes);
 }
 
 static int pml_wait_all(void *ctx)

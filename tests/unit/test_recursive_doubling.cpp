@@ -21,8 +21,6 @@ using namespace loom::test;
 
 namespace {
 
-
-
 void check_allreduce(int P, std::size_t count, const Reduction& op, const InputFn& make, bool in_place)
 {
     const std::size_t es = op.elem_size;
