@@ -1,0 +1,435 @@
+// Tests of the rule tables once parsed: lint, matching, choice (with its trace), the embedded
+// defaults, nearest-name suggestions and per-communicator selection.
+#include "rules_test_support.hpp"
+
+using namespace loom;
+using namespace loom::rules;
+using namespace loom::rules::test;
+TEST_CASE("rules: lint warns of a rule shadowed by one earlier rule, naming it", "[rules]")
+{
+    CHECK(warnings_of("allreduce * * recursive_doubling\n"
+                      "allreduce 2-8 0-4K binomial\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    // The earliest shadowing rule is named, and each shadowed rule is warned once.
+    CHECK(warnings_of("bcast 1-64 * binomial\n"
+                      "bcast * 0-1M scatter_allgather\n"
+                      "bcast 2-4 0-4K scatter_allgather\n"
+                      "bcast 2-4 0-4K binomial segment=1K\n") ==
+          std::vector<std::string>{"t.rules:4:1: warning: this rule can never match: line 2 matches every call it would",
+                                   "t.rules:5:1: warning: this rule can never match: line 2 matches every call it would"});
+    // An identical rule is shadowed; inclusive ends count.
+    CHECK(warnings_of("barrier 4-8 * bruck\nbarrier 4-8 * recursive_doubling\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    // Keys: an earlier rule without a key covers a later one with it, not the other way round.
+    CHECK(warnings_of("allgather * * bruck\nallgather * * ring nodes=2-4 memory=cuda\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    CHECK(warnings_of("allgather * * bruck nodes=1-8\nallgather * * ring nodes=2-4\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    CHECK(warnings_of("allgather * * bruck nodes=2-4\nallgather * * ring\n").empty());
+    CHECK(warnings_of("allgather * * bruck nodes=2-4\nallgather * * ring nodes=1-8\n").empty());
+    CHECK(warnings_of("allgather * * bruck ranks_per_node=2\nallgather * * ring\n").empty());
+    CHECK(warnings_of("allgather * * bruck memory=cuda\nallgather * * ring\n").empty());
+    CHECK(warnings_of("allgather * * bruck memory=cuda\nallgather * * ring memory=host\n").empty());
+    CHECK(warnings_of("allreduce * * binomial commutative=no\nallreduce * * ring\n").empty());
+    // Different collectives, or ranges that only overlap, never shadow.
+    CHECK(warnings_of("allgather * * bruck\nallgatherv * * bruck\n").empty());
+    CHECK(warnings_of("alltoall 2-8 * bruck\nalltoall 4-16 * pairwise\n").empty());
+    CHECK(warnings_of("alltoall * 0-4K bruck\nalltoall * 4K-* pairwise\n").empty());
+}
+
+TEST_CASE("rules: lint does not warn of a rule after one whose algorithm may decline", "[rules]")
+{
+    // ring needs a commutative op: a non-commutative call falls through to the next rule.
+    CHECK(warnings_of("allreduce * * ring\nallreduce * * recursive_doubling\n").empty());
+    CHECK(warnings_of("reduce * 64K-* halving_doubling\nreduce * * binomial\n").empty());
+    CHECK(warnings_of("reduce * * halving_doubling\nreduce * 64K-* binomial commutative=no\n").empty());
+    // ... unless the later rule (or the earlier one) is for commutative calls only.
+    CHECK(warnings_of("allreduce * * ring\nallreduce * 0-4K recursive_doubling commutative=yes\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    CHECK(warnings_of("allreduce * * ring commutative=yes\nallreduce * 0-4K binomial commutative=yes\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    // A declining rule is passed over, and the rule after it may still shadow a later one.
+    CHECK(warnings_of("allreduce * * ring\nallreduce * * binomial\nallreduce * 0-4K recursive_doubling\n") ==
+          std::vector<std::string>{"t.rules:4:1: warning: this rule can never match: line 3 matches every call it would"});
+}
+
+TEST_CASE("rules: lint warns of message sizes a collective's rules leave uncovered", "[rules]")
+{
+    CHECK(warnings_of("allreduce * 0-4K recursive_doubling\nallreduce * 8K-* ring\n") ==
+          std::vector<std::string>{
+              "t.rules:2: warning: allreduce: no rule covers message sizes 4097-8191 (such calls use the defaults)"});
+    CHECK(warnings_of("bcast * 1K-* binomial\n") ==
+          std::vector<std::string>{
+              "t.rules:2: warning: bcast: no rule covers message sizes 0-1023 (such calls use the defaults)"});
+    CHECK(warnings_of("bcast * 0-1M binomial\n") ==
+          std::vector<std::string>{
+              "t.rules:2: warning: bcast: no rule covers message sizes 1048577-* (such calls use the defaults)"});
+    CHECK(warnings_of("barrier * 5 bruck\n") ==
+          std::vector<std::string>{"t.rules:2: warning: barrier: no rule covers message sizes 0-4 (such calls use the defaults)",
+                                   "t.rules:2: warning: barrier: no rule covers message sizes 6-* (such calls use the defaults)"});
+    // Several gaps, rules out of order; the warning names the collective's first rule.
+    CHECK(warnings_of("bcast * * binomial\n"
+                      "alltoall * 1M-* pairwise\n"
+                      "alltoall * 10-99 bruck\n"
+                      "alltoall * 0-9 bruck\n"
+                      "alltoall * 200-300 bruck\n") ==
+          std::vector<std::string>{
+              "t.rules:3: warning: alltoall: no rule covers message sizes 100-199 (such calls use the defaults)",
+              "t.rules:3: warning: alltoall: no rule covers message sizes 301-1048575 (such calls use the defaults)"});
+    // Covered: adjacent, overlapping, nested, or by a rule with other ranks (sizes only are checked).
+    CHECK(warnings_of("allreduce * 0-4095 recursive_doubling\nallreduce * 4K-* ring\n").empty());
+    CHECK(warnings_of("allreduce * 0-4K recursive_doubling\nallreduce * 4K-* ring\n").empty());
+    CHECK(warnings_of("allreduce * 1M-* ring\nallreduce * 0-2M ring\nallreduce * 5-6 binomial\n").empty());
+    CHECK(warnings_of("allreduce 2 * recursive_doubling\n").empty());
+    CHECK(warnings_of("allreduce * 0-18446744073709551615 ring\n").empty());
+    // Collectives the table does not mention are not warned of; neither is an empty table.
+    CHECK(warnings_of("barrier * * bruck\n").empty());
+    CHECK(lint({}, "t.rules").empty());
+}
+
+// ---- matching ----------------------------------------------------------------------------
+
+TEST_CASE("rules: matches() checks every field, inclusive at both ends", "[rules]")
+{
+    const Rule r = only_rule("allreduce 4-8 1K-2K ring");
+    CHECK(matches(r, call(Collective::allreduce, 4, K)));
+    CHECK(matches(r, call(Collective::allreduce, 8, 2 * K)));
+    CHECK(matches(r, call(Collective::allreduce, 6, 1500)));
+    CHECK(!matches(r, call(Collective::allreduce, 3, K)));
+    CHECK(!matches(r, call(Collective::allreduce, 9, K)));
+    CHECK(!matches(r, call(Collective::allreduce, 4, K - 1)));
+    CHECK(!matches(r, call(Collective::allreduce, 4, 2 * K + 1)));
+    CHECK(!matches(r, call(Collective::reduce, 4, K)));
+    // Exact and open ends.
+    const Rule e = only_rule("bcast 2 0 binomial");
+    CHECK(matches(e, call(Collective::bcast, 2, 0)));
+    CHECK(!matches(e, call(Collective::bcast, 2, 1)));
+    CHECK(!matches(e, call(Collective::bcast, 3, 0)));
+    const Rule o = only_rule("bcast 9-* 256K-* binomial");
+    CHECK(matches(o, call(Collective::bcast, 9, 256 * K)));
+    CHECK(matches(o, call(Collective::bcast, 1 << 30, UINT64_MAX)));
+    CHECK(!matches(o, call(Collective::bcast, 8, 256 * K)));
+    CHECK(!matches(o, call(Collective::bcast, 9, 256 * K - 1)));
+}
+
+TEST_CASE("rules: nodes and ranks_per_node do not match when unknown", "[rules]")
+{
+    const Rule n = only_rule("allgather * * ring nodes=2-4");
+    Call c = call(Collective::allgather, 16, 100);
+    CHECK(!matches(n, c)); // nodes = 0: unknown
+    c.nodes = 1;
+    CHECK(!matches(n, c));
+    c.nodes = 2;
+    CHECK(matches(n, c));
+    c.nodes = 4;
+    CHECK(matches(n, c));
+    c.nodes = 5;
+    CHECK(!matches(n, c));
+
+    const Rule p = only_rule("allgather * * ring ranks_per_node=8-*");
+    c = call(Collective::allgather, 16, 100);
+    CHECK(!matches(p, c));
+    c.ranks_per_node = 7;
+    CHECK(!matches(p, c));
+    c.ranks_per_node = 8;
+    CHECK(matches(p, c));
+    c.ranks_per_node = 64;
+    CHECK(matches(p, c));
+
+    // Even `*` needs the value known.
+    const Rule any = only_rule("allgather * * ring nodes=* ranks_per_node=*");
+    c = call(Collective::allgather, 16, 100);
+    CHECK(!matches(any, c));
+    c.nodes = 2;
+    CHECK(!matches(any, c));
+    c.ranks_per_node = 8;
+    CHECK(matches(any, c));
+    // A rule without the keys matches known and unknown alike.
+    CHECK(matches(only_rule("allgather * * ring"), c));
+    CHECK(matches(only_rule("allgather * * ring"), call(Collective::allgather, 16, 100)));
+}
+
+TEST_CASE("rules: memory and commutative keys", "[rules]")
+{
+    const Rule cuda = only_rule("allreduce * * ring memory=cuda");
+    const Rule host = only_rule("allreduce * * ring memory=host");
+    const Rule no = only_rule("allreduce * * binomial commutative=no");
+    const Rule yes = only_rule("allreduce * * ring commutative=yes");
+    Call c = call(Collective::allreduce, 4, 64);
+    CHECK(!matches(cuda, c));
+    CHECK(matches(host, c));
+    CHECK(matches(yes, c));
+    CHECK(!matches(no, c));
+    c.memory = MemoryKind::cuda;
+    c.commutative = false;
+    CHECK(matches(cuda, c));
+    CHECK(!matches(host, c));
+    CHECK(!matches(yes, c));
+    CHECK(matches(no, c));
+}
+
+TEST_CASE("rules: choose() takes the first match, user table before defaults", "[rules]")
+{
+    const ParseResult user = parse_body("allreduce * 0-4K binomial\n"
+                                        "allreduce * 0-* ring\n"
+                                        "bcast 2-8 100 scatter_allgather\n");
+    REQUIRE(user.ok());
+    const std::vector<Rule>& u = user.rules;
+    const std::vector<Rule>& d = default_rules();
+
+    CHECK(choose({&u}, call(Collective::allreduce, 4, 0)) == &u[0]);
+    CHECK(choose({&u}, call(Collective::allreduce, 4, 4 * K)) == &u[0]);
+    CHECK(choose({&u}, call(Collective::allreduce, 4, 4 * K + 1)) == &u[1]);
+    CHECK(choose({&u}, call(Collective::bcast, 2, 100)) == &u[2]);
+    CHECK(choose({&u}, call(Collective::bcast, 8, 100)) == &u[2]);
+    CHECK(choose({&u}, call(Collective::bcast, 9, 100)) == nullptr);
+    CHECK(choose({&u}, call(Collective::bcast, 8, 101)) == nullptr);
+    CHECK(choose({&u}, call(Collective::barrier, 8, 0)) == nullptr);
+    CHECK(choose({}, call(Collective::barrier, 8, 0)) == nullptr);
+
+    // User rules first; calls they do not match fall to the defaults.
+    const Rule* r = choose({&u, &d}, call(Collective::bcast, 4, 100));
+    CHECK(r == &u[2]);
+    r = choose({&u, &d}, call(Collective::bcast, 16, 100));
+    REQUIRE(r != nullptr);
+    CHECK(r->source.rfind("default:", 0) == 0);
+    CHECK(r >= d.data());
+    CHECK(r < d.data() + d.size());
+    // Order of the tables decides.
+    r = choose({&d, &u}, call(Collective::allreduce, 4, 0));
+    REQUIRE(r != nullptr);
+    CHECK(r->source.rfind("default:", 0) == 0);
+}
+
+TEST_CASE("rules: choose() passes over a rule whose algorithm cannot serve the call, and says why", "[rules]")
+{
+    const ParseResult t = parse_body("bcast * * binomial\n"
+                                     "allreduce 64-* * recursive_doubling\n"
+                                     "allreduce * * ring\n"
+                                     "allreduce * * halving_doubling memory=cuda\n"
+                                     "allreduce * * binomial\n"
+                                     "allreduce * * recursive_doubling\n");
+    REQUIRE(t.ok());
+    const std::vector<Rule>& r = t.rules;
+
+    // Commutative: ring serves it.
+    std::vector<Verdict> trace;
+    CHECK(choose({&r}, call(Collective::allreduce, 8, 1 * M), &trace) == &r[2]);
+    REQUIRE(trace.size() == 2); // rules of other collectives are not listed
+    CHECK(trace[0].rule == &r[1]);
+    CHECK(trace[0].outcome == "does not match");
+    CHECK(trace[1].rule == &r[2]);
+    CHECK(trace[1].outcome == "chosen");
+
+    // Not commutative: ring is passed over, the cuda rule does not match, binomial serves.
+    Call nc = call(Collective::allreduce, 8, 1 * M);
+    nc.commutative = false;
+    trace.clear();
+    CHECK(choose({&r}, nc, &trace) == &r[4]);
+    REQUIRE(trace.size() == 4);
+    CHECK(trace[0].rule == &r[1]);
+    CHECK(trace[0].outcome == "does not match");
+    CHECK(trace[1].rule == &r[2]);
+    CHECK(trace[1].outcome == "matches, but ring cannot serve the call: the op is not commutative");
+    CHECK(trace[2].rule == &r[3]);
+    CHECK(trace[2].outcome == "does not match");
+    CHECK(trace[3].rule == &r[4]);
+    CHECK(trace[3].outcome == "chosen");
+
+    // In cuda memory, halving_doubling also declines.
+    nc.memory = MemoryKind::cuda;
+    trace.clear();
+    CHECK(choose({&r}, nc, &trace) == &r[4]);
+    REQUIRE(trace.size() == 4);
+    CHECK(trace[2].outcome == "matches, but halving_doubling cannot serve the call: the op is not commutative");
+
+    // Nothing serves: every rule considered is in the trace, none chosen.
+    const ParseResult only_ring = parse_body("allreduce * * ring\nallreduce * 0-4K pat\n");
+    trace.clear();
+    CHECK(choose({&only_ring.rules}, call(Collective::allreduce, 8, 1 * M), &trace) == &only_ring.rules[0]);
+    trace.clear();
+    nc = call(Collective::allreduce, 8, 100);
+    nc.commutative = false;
+    CHECK(choose({&only_ring.rules}, nc, &trace) == nullptr);
+    REQUIRE(trace.size() == 2);
+    CHECK(trace[0].outcome == "matches, but ring cannot serve the call: the op is not commutative");
+    CHECK(trace[1].outcome == "matches, but pat cannot serve the call: the op is not commutative");
+
+    // The trace runs across tables, in order.
+    const ParseResult user = parse_body("allreduce * 0-4K ring\n");
+    trace.clear();
+    const Rule* chosen = choose({&user.rules, &default_rules()}, nc, &trace);
+    REQUIRE(chosen != nullptr);
+    REQUIRE(trace.size() >= 2);
+    CHECK(trace[0].rule == &user.rules[0]);
+    CHECK(trace[0].outcome == "matches, but ring cannot serve the call: the op is not commutative");
+    CHECK(trace.back().rule == chosen);
+    CHECK(trace.back().outcome == "chosen");
+    CHECK(chosen->source.rfind("default:", 0) == 0);
+    // A rule naming no registered algorithm (built by hand) is passed over too.
+    std::vector<Rule> hand(1);
+    hand[0].collective = Collective::allreduce;
+    hand[0].algorithm = "no_such";
+    trace.clear();
+    CHECK(choose({&hand}, call(Collective::allreduce, 2, 0), &trace) == nullptr);
+    REQUIRE(trace.size() == 1);
+    CHECK(trace[0].outcome == "matches, but no_such cannot serve the call: no such algorithm");
+}
+
+// ---- the built-in defaults ---------------------------------------------------------------
+
+TEST_CASE("rules: the embedded default table parses cleanly and lints clean", "[rules]")
+{
+    REQUIRE(default_rules_text().rfind("loom-rules 1", 0) == 0);
+    const ParseResult r = parse(default_rules_text(), "default");
+    INFO(Catch::Detail::stringify(texts(r.diagnostics)));
+    CHECK(r.ok());
+    CHECK(r.diagnostics.empty());
+    const std::vector<Rule>& d = default_rules();
+    REQUIRE(d.size() == r.rules.size());
+    REQUIRE(!d.empty());
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        CHECK(d[i].source == "default:" + std::to_string(d[i].line));
+        CHECK(d[i].algorithm == r.rules[i].algorithm);
+        CHECK(find_algorithm(d[i].collective, d[i].algorithm) != nullptr);
+    }
+    const auto warnings = texts(lint(d, "default"));
+    INFO(Catch::Detail::stringify(warnings));
+    CHECK(!mentions(warnings, "can never match"));
+    CHECK(!mentions(warnings, "no rule covers"));
+    // Every collective has default rules.
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        INFO(to_string(Collective(c)));
+        CHECK(std::any_of(d.begin(), d.end(), [&](const Rule& x) { return x.collective == Collective(c); }));
+    }
+}
+
+TEST_CASE("rules: the defaults choose an algorithm for every call, order-preserving when the op is not commutative",
+          "[rules]")
+{
+    const std::vector<const std::vector<Rule>*> tables = {&default_rules()};
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        const Collective coll = Collective(c);
+        const bool reduction = coll == Collective::allreduce || coll == Collective::reduce;
+        for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1), 4 * K, 4 * K + 1, 256 * K, G})
+            for (int ranks = 2; ranks <= 64; ++ranks) {
+                Call x = call(coll, ranks, bytes);
+                const Rule* r = choose(tables, x);
+                if (r == nullptr) {
+                    FAIL_CHECK("no default rule for " << to_string(coll) << " ranks=" << ranks << " bytes=" << bytes);
+                    continue;
+                }
+                const Algorithm* a = find_algorithm(coll, r->algorithm);
+                REQUIRE(a != nullptr);
+                CHECK(!why_not(*a, CallShape{ranks, bytes, true}));
+
+                x.commutative = false;
+                const Rule* n = choose(tables, x);
+                if (reduction && n == nullptr)
+                    FAIL_CHECK("no default rule for non-commutative " << to_string(coll) << " ranks=" << ranks
+                                                                       << " bytes=" << bytes);
+                if (n != nullptr) {
+                    const Algorithm* na = find_algorithm(coll, n->algorithm);
+                    REQUIRE(na != nullptr);
+                    if (na->needs.commutative_op)
+                        FAIL_CHECK(to_string(coll) << " ranks=" << ranks << " bytes=" << bytes << ": " << n->source
+                                                   << " (" << n->algorithm << ") reorders a non-commutative op");
+                }
+            }
+    }
+}
+
+// ---- nearest -----------------------------------------------------------------------------
+
+TEST_CASE("rules: nearest() finds close words, not far ones, and bounds long ones", "[rules]")
+{
+    const std::vector<std::string_view> algos = {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling",
+                                                 "pat", "binomial"};
+    CHECK(nearest("rnig", algos) == "ring");
+    CHECK(nearest("ring", algos) == "ring");
+    CHECK(nearest("rings", algos) == "ring");
+    CHECK(nearest("ring_pipeline", algos) == "ring_pipelined");
+    CHECK(nearest("halving-doubling", algos) == "halving_doubling");
+    CHECK(nearest("recursive_dubling", algos) == "recursive_doubling");
+    CHECK(nearest("binomal", algos) == "binomial");
+    CHECK(nearest("PAT", algos) == ""); // three edits: too far for a 3-letter word
+    CHECK(nearest("bruck", algos) == "");
+    CHECK(nearest("scatter_allgather", algos) == "");
+    CHECK(nearest("ring", {}) == "");
+    // The threshold grows with the word: 2 edits, or a third of its length.
+    CHECK(nearest("abcdefghi", {"abcxxxghi"}) == "abcxxxghi");  // 3 of 9
+    CHECK(nearest("abcdefghi", {"abxxxxghi"}) == "");           // 4 of 9
+    CHECK(nearest("ab", {"xy"}) == "xy");                        // 2
+    CHECK(nearest("ab", {"xyz"}) == "");                         // 3
+    // The closest candidate wins; ties go to the first.
+    CHECK(nearest("bcasts", {"broadcast", "bcast"}) == "bcast");
+    CHECK(nearest("abc", {"abd", "abe"}) == "abd");
+    // Words longer than 64 bytes are never close (bounded work for hostile input).
+    const std::string long64(64, 'a'), long65(65, 'a');
+    CHECK(nearest(long64.substr(0, 63) + "b", {long64}) == long64);
+    CHECK(nearest(long65, {long64}) == "");
+    CHECK(nearest(std::string(1 << 20, 'x'), algos) == "");
+}
+
+
+TEST_CASE("start-up lints small user files and skips the quadratic lint on huge ones", "[rules]")
+{
+    const std::string path = "test-rules-lint-at-init.rules";
+    auto write = [&](int rules) {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fputs("loom-rules 1\n", f);
+        for (int i = 0; i < rules; ++i) std::fprintf(f, "bcast %d * binomial\n", i + 2);
+        std::fclose(f);
+    };
+    write(10);
+    auto d = load_user_rules(path);
+    CHECK(user_rules().size() == 10);
+    for (const auto& x : d) CHECK(x.message.find("not linted") == std::string::npos);
+    write(6000);
+    d = load_user_rules(path);
+    CHECK(user_rules().size() == 6000);
+    REQUIRE(!d.empty());
+    CHECK(d.back().to_string() == path + ": warning: 6000 rules: not linted at start-up (run loom-rules check)");
+    load_user_rules("");
+    CHECK(user_rules().empty());
+    std::remove(path.c_str());
+}
+
+TEST_CASE("a communicator's rules are narrowed by its size, nodes and ranks per node", "[rules]")
+{
+    const std::string path = "test-rules-resolve.rules";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("loom-rules 1\n"
+               "bcast 2-3 * scatter_allgather nodes=2\n"
+               "bcast * * binomial ranks_per_node=3-*\n"
+               "bcast 9-* * scatter_allgather\n",
+               f);
+    std::fclose(f);
+    REQUIRE(load_user_rules(path).empty());
+
+    const Resolved two_nodes = resolve(3, {"a", "b", "a"});
+    CHECK(two_nodes.nodes == 2);
+    CHECK(two_nodes.ranks_per_node == 2);
+    const auto& bcast = two_nodes.candidates[std::size_t(Collective::bcast)];
+    REQUIRE(!bcast.empty());
+    CHECK(bcast.front().rule->line == 2); // nodes=2 kept; ranks_per_node=3-* and 9-* dropped
+    CHECK(std::string(bcast.front().algorithm->name) == "scatter_allgather");
+    CHECK(bcast[1].rule->source.rfind("default:", 0) == 0);
+    const Candidate* c = choose_candidate(two_nodes, Call{Collective::bcast, 3, 100});
+    REQUIRE(c != nullptr);
+    CHECK(c->rule->line == 2);
+
+    const Resolved one_node = resolve(3, {"a", "a", "a"});
+    CHECK((one_node.nodes == 1 && one_node.ranks_per_node == 3));
+    CHECK(one_node.candidates[std::size_t(Collective::bcast)].front().rule->line == 3);
+
+    const Resolved unknown = resolve(3, {"a", "unknown", "a"});
+    CHECK((unknown.nodes == 0 && unknown.ranks_per_node == 0));
+    CHECK(unknown.candidates[std::size_t(Collective::bcast)].front().rule->source.rfind("default:", 0) == 0);
+
+    load_user_rules("");
+    std::remove(path.c_str());
+}
+
