@@ -2,8 +2,9 @@
  * The reducing collectives: MPI_Allreduce, MPI_Reduce, MPI_Reduce_scatter and
  * MPI_Reduce_scatter_block. Each plans the reduction (coll_loom_datatype.c), asks the core
  * for an algorithm and runs it, or declines and calls the previous component. Every decline
- * depends only on (counts, datatype, op, root, communicator size), which MPI requires to be
- * the same on every rank, so no rank runs loom while another falls back.
+ * depends only on (counts, datatype, op, root) — which MPI requires to be the same on every
+ * rank — and on the communicator's size and hosts and the rule tables, which are the same
+ * on every rank too, so no rank runs loom while another falls back.
  *
  * A datatype with holes is staged: the elements are copied into a dense buffer of the same
  * layout, the algorithm runs in place there, and the result is copied back, so the holes of
