@@ -185,6 +185,9 @@ int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_
 int loom_dense_unpack(const loom_dense_t *d, void *buf, size_t count, struct ompi_datatype_t *dtype);
 void loom_dense_fini(loom_dense_t *d);
 
+/* The datatype's size in bytes (its data, without holes). */
+size_t loom_type_size(struct ompi_datatype_t *dtype);
+
 /* Pack count x dtype from buf into out (count x size bytes), and back. */
 int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out);
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype);

@@ -10,13 +10,6 @@
 
 #include <stdlib.h>
 
-static size_t type_size(struct ompi_datatype_t *dtype)
-{
-    size_t size;
-    ompi_datatype_type_size(dtype, &size);
-    return size;
-}
-
 static ptrdiff_t type_extent(struct ompi_datatype_t *dtype)
 {
     ptrdiff_t lb, extent;
@@ -44,7 +37,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int is_root = ompi_comm_rank(comm) == root;
-    loom_call_t call = {.coll = LOOM_COLL_BCAST, .count = (size_t) count * type_size(dtype),
+    loom_call_t call = {.coll = LOOM_COLL_BCAST, .count = (size_t) count * loom_type_size(dtype),
                         .root = root};
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = count < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
@@ -126,7 +119,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     const int size = ompi_comm_size(comm);
     loom_sizes_t bytes;
     if (OMPI_SUCCESS != loom_sizes_init(&bytes, size)) return OMPI_ERR_OUT_OF_RESOURCE;
-    for (int i = 0; i < size; ++i) bytes.v[i] = (size_t) rcount * type_size(rdtype);
+    for (int i = 0; i < size; ++i) bytes.v[i] = (size_t) rcount * loom_type_size(rdtype);
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHER, .counts = bytes.v};
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
@@ -167,7 +160,7 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
         negative |= rcounts[i] < 0;
         dense_displs &= displs[i] == next;
         next += rcounts[i];
-        bytes.v[i] = (size_t) (rcounts[i] < 0 ? 0 : rcounts[i]) * type_size(rdtype);
+        bytes.v[i] = (size_t) (rcounts[i] < 0 ? 0 : rcounts[i]) * loom_type_size(rdtype);
     }
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHERV, .counts = bytes.v};
     const char *why = "negative count", *rule = NULL;
@@ -192,7 +185,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const size_t size = (size_t) ompi_comm_size(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
-    loom_call_t call = {.coll = LOOM_COLL_ALLTOALL, .count = (size_t) rcount * type_size(rdtype)};
+    loom_call_t call = {.coll = LOOM_COLL_ALLTOALL, .count = (size_t) rcount * loom_type_size(rdtype)};
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
     if (NULL == algorithm) {

@@ -182,55 +182,51 @@ int loom_stage_out(void *dst, const char *dense, size_t n, struct ompi_datatype_
 
 /* ---- packing for data-movement collectives ---- */
 
-static size_t type_size(struct ompi_datatype_t *dtype)
+size_t loom_type_size(struct ompi_datatype_t *dtype)
 {
     size_t size;
     ompi_datatype_type_size(dtype, &size);
     return size;
 }
 
-int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out)
+/* Packs (pack = 1) count x dtype at buf into the dense bytes at dense, or unpacks (pack = 0)
+ * them back, through Open MPI's convertor. */
+static int convert(int pack, void *buf, size_t count, struct ompi_datatype_t *dtype, void *dense)
 {
-    const size_t bytes = count * type_size(dtype);
+    const size_t bytes = count * loom_type_size(dtype);
     if (0 == bytes) return OMPI_SUCCESS;
     opal_convertor_t conv;
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super,
-                                                      count, buf, 0, &conv);
+    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super,
+                                                             count, buf, 0, &conv)
+                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super,
+                                                             count, buf, 0, &conv);
     if (OPAL_SUCCESS == rc) {
-        struct iovec iov = {.iov_base = out, .iov_len = bytes};
+        struct iovec iov = {.iov_base = dense, .iov_len = bytes};
         uint32_t iov_count = 1;
         size_t max = bytes;
-        rc = opal_convertor_pack(&conv, &iov, &iov_count, &max) < 0 || max != bytes ? OMPI_ERROR
-                                                                                     : OMPI_SUCCESS;
+        const int32_t done = pack ? opal_convertor_pack(&conv, &iov, &iov_count, &max)
+                                  : opal_convertor_unpack(&conv, &iov, &iov_count, &max);
+        rc = done < 0 || max != bytes ? OMPI_ERROR : OMPI_SUCCESS;
     }
     OBJ_DESTRUCT(&conv);
     return rc;
 }
 
+int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out)
+{
+    return convert(1, (void *) buf, count, dtype, out);
+}
+
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
-    const size_t bytes = count * type_size(dtype);
-    if (0 == bytes) return OMPI_SUCCESS;
-    opal_convertor_t conv;
-    OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super,
-                                                      count, buf, 0, &conv);
-    if (OPAL_SUCCESS == rc) {
-        struct iovec iov = {.iov_base = (void *) in, .iov_len = bytes};
-        uint32_t iov_count = 1;
-        size_t max = bytes;
-        rc = opal_convertor_unpack(&conv, &iov, &iov_count, &max) < 0 || max != bytes ? OMPI_ERROR
-                                                                                       : OMPI_SUCCESS;
-    }
-    OBJ_DESTRUCT(&conv);
-    return rc;
+    return convert(0, buf, count, dtype, (void *) in);
 }
 
 int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_datatype_t *dtype,
                     int pack)
 {
-    d->bytes = count * type_size(dtype);
+    d->bytes = count * loom_type_size(dtype);
     d->scratch = NULL;
     if (count <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : dense_instances(dtype)) {
         ptrdiff_t true_lb, true_extent;
