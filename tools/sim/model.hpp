@@ -1,0 +1,63 @@
+// loom-sim's cost model: what a message, a reduction and a copy cost on a described cluster.
+//
+// The cluster: `nodes` nodes of `ranks_per_node` ranks each (ranks placed in blocks: rank r
+// on node r / ranks_per_node), optionally joined by a fat tree. Costs (per message: latency
+// a; per byte: transfer b, reduction g, local copy c):
+//   * inside a node: a_intra + m b_intra; each rank sends and receives one message at a time
+//     (its own port), and when a node has more ranks than cores, every intra-node and local
+//     cost is scaled by ranks_per_node / cores_per_node (the cores are shared);
+//   * between nodes: a_inter + 2 (L-1) hop + m b_inter, where L is the highest switch level the
+//     message climbs; each node's network port sends one message and receives one message
+//     at a time (contention per node port);
+//   * fat tree (radix R > 0): a level-l switch joins R^l nodes; its uplinks are
+//     max(1, R^l / (taper_1 x ... x taper_l)) links of bandwidth 1 / b_inter, each carrying
+//     one message at a time (up and down separately). taper_l = 1 is a full-bisection level,
+//     2 a 2:1 oversubscribed one. Traffic that crosses higher levels therefore competes for
+//     fewer links, which is why far-first-small (PAT) beats near-first-small (Bruck).
+//   * rendezvous: a message above eager_limit bytes starts moving only once its receive is
+//     posted; smaller ones leave when sent.
+// The model file format is documented in tools/sim/README.md; format_model() writes it.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::sim {
+
+struct LinkCost {
+    double latency_s = 0;  // a
+    double per_byte_s = 0; // b (1 / bandwidth)
+};
+
+struct Model {
+    std::string name = "unnamed";
+    std::string description;
+    int ranks_per_node = 1; // the default for --ppn
+    int cores_per_node = 0; // 0: as many cores as ranks
+    LinkCost intra, inter;
+    double reduce_per_byte_s = 0; // g, per byte of the reduced vector
+    double copy_per_byte_s = 0;   // c, local memory copies
+    std::size_t eager_limit = std::size_t(-1);
+    int fat_tree_radix = 0;     // 0: no fat tree (every pair of nodes one hop apart)
+    std::vector<double> taper;  // taper[l-1]: oversubscription of level-l switches' uplinks
+    double hop_latency_s = 0;   // per switch hop above the first, each way
+    std::string source;         // the file it came from, for messages
+};
+
+// A model file's error: "FILE:LINE: problem".
+class ModelError : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+Model parse_model(std::string_view text, const std::string& source);
+Model load_model(const std::string& path); // throws ModelError (also when unreadable)
+std::string format_model(const Model& model); // parse_model(format_model(m)) == m
+
+// A flat model: every rank its own node, no fat tree, no contention beyond the node ports;
+// what the textbook costs assume.
+Model flat_model(double latency_s, double per_byte_s, double reduce_per_byte_s);
+
+} // namespace loom::sim
