@@ -306,6 +306,7 @@ TEST_CASE("sim: winners and the emitted rule file", "[sim][rules]")
     auto point = [](const Algorithm& x, std::size_t bytes, double t) {
         SweepPoint p{&x, bytes, {}, {}};
         p.result.seconds = t;
+        p.result.bytes = bytes;
         return p;
     };
     std::vector<SweepPoint> points = {point(ring, 1024, 5), point(bruck, 1024, 2),  point(ring, 2048, 6),
@@ -313,6 +314,8 @@ TEST_CASE("sim: winners and the emitted rule file", "[sim][rules]")
                                       point(ring, 8192, 5),  point(bruck, 8192, 9)};
     points.push_back(SweepPoint{&ring, 16384, {}, "failed"});
     points.push_back(point(bruck, 16384, 20));
+    points.push_back(point(ring, 32, 1)); // blocks rounded to nothing: not a size to choose for
+    points.back().result.bytes = 0;
     const auto ws = winners(points);
     REQUIRE(ws.size() == 5);
     CHECK(ws[0].algorithm == &bruck);

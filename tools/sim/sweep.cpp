@@ -70,6 +70,7 @@ std::vector<Winner> winners(const std::vector<SweepPoint>& points)
         for (; i < points.size() && points[i].bytes == bytes; ++i) {
             const SweepPoint& p = points[i];
             if (!p.error.empty()) continue;
+            if (p.result.bytes == 0 && p.bytes != 0) continue; // blocks rounded to nothing: no call to serve
             const double t = p.result.seconds;
             if (w.algorithm == nullptr || t < w.seconds) {
                 w.runner_up = w.algorithm, w.runner_up_seconds = w.seconds;

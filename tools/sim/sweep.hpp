@@ -46,7 +46,8 @@ struct Winner {
     double runner_up_seconds;
 };
 
-// The fastest algorithm at each size (ties: the earlier in the registry). Failed points never win.
+// The fastest algorithm at each size (ties: the earlier in the registry). Failed points never
+// win; a size whose blocks round down to nothing (allgather of fewer bytes than ranks) is left out.
 std::vector<Winner> winners(const std::vector<SweepPoint>& points);
 
 // A loom rule file choosing the winners for this exact communicator size: the winner at
