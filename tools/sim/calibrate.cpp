@@ -1,0 +1,236 @@
+// loom-sim-calibrate: fits a loom-sim cost model (model.hpp) to this machine, and checks the
+// model's predictions for loom's real algorithms against MPI measurements of the same calls.
+//
+//   mpirun -np N loom-sim-calibrate --measure --out FILE.model [--name NAME] [--command TEXT]
+//   mpirun -np N loom-sim-calibrate --check --model FILE.model [--csv FILE] [--sizes 8,1K,64K,1M]
+//                                   [--repeats R]
+// (both with --mca coll loom,tuned,basic,libnbc,self; all N ranks on one node)
+//
+// --measure: what each model key comes from
+//   * intra_latency_us, intra_bandwidth_GBps: MPI_Send/MPI_Recv ping-pong between ranks 0 and 1
+//     (the others wait in a sleeping barrier) at 0 B and 1 B .. 4 MiB in powers of two; each
+//     size is timed in several repeats of many round trips, and the median half round trip
+//     is the size's point. The latency is the intercept of a least-squares line through the
+//     points up to 1 KiB, the bandwidth 1 / the slope of one through the points from 64 KiB
+//     to 1 MiB (one line through all points would let the big sizes set the intercept).
+//   * reduce_bandwidth_GBps: loom's own sum-of-doubles kernel (loom_find_kernel) on 1 MiB of
+//     doubles, bytes of the in/out vector per second, median of repeats, rank 0 alone.
+//   * copy_bandwidth_GBps: memcpy of 1 MiB, bytes copied per second, the same way.
+//   * eager_limit_bytes: the shared-memory BTL's btl_vader_eager_limit, read through MPI_T
+//     (65536 if it cannot be read).
+//   * cores_per_node: online processors (sysconf); ranks_per_node: N.
+//   * inter_* = intra_*: one node has no network to measure (the description says so).
+// The file gets comment lines recording the date, the command and every raw measurement;
+// rank 0 writes it and reads it back with load_model() to check the round trip.
+//
+// --check: for allreduce, allgather, bcast, reduce_scatter_block and barrier, every algorithm
+// of loom's registry that can serve N ranks, at each size (loom's message size, RULES.md: the
+// whole vector for allgather and reduce_scatter_block; MPI_DOUBLE sum for reductions,
+// MPI_BYTE otherwise; reductions skip sizes whose per-rank block is under one double): forces
+// the algorithm through MPI_T (coll_loom_<collective>_algorithm), checks one call's result,
+// times it OSU-style (warm-up, barrier, enough iterations for about 0.1 s, the maximum over
+// ranks of the mean time per call; the median of --repeats such runs), checks with loom's
+// MPI_T counters that loom served every call, and compares with loom::sim::simulate() on the
+// model (N ranks on one node, the segment and PAT buffer sizes this job's loom uses).
+// Rank 0 prints markdown tables: one row per point (error % = (predicted - measured) /
+// measured), then the median absolute error per collective.
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "calibrate.hpp"
+#include "size_text.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace loom::calibrate {
+
+// ---- small helpers (calibrate.hpp) -------------------------------------------------------
+
+double median(std::vector<double> v)
+{
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A barrier whose waiting ranks sleep instead of spinning, so on a machine with few cores the
+// ranks that are not measuring do not steal the measuring ranks' CPU.
+void sleeping_barrier()
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    int done = 0;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+// Rank 0 gets every rank's value (through MPI_Gather: not a collective loom serves, so it
+// never runs a forced algorithm and never counts in loom's counters).
+std::vector<double> gather_to_root(double value, int rank, int size)
+{
+    std::vector<double> all(rank == 0 ? std::size_t(size) : 1);
+    MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return all;
+}
+
+double max_over_ranks(double value, int rank, int size)
+{
+    const auto all = gather_to_root(value, rank, size);
+    return rank == 0 ? *std::max_element(all.begin(), all.end()) : 0;
+}
+
+// Every rank gets rank 0's value (MPI_Scatter, for the same reason as gather_to_root).
+long from_root(long value, int size)
+{
+    std::vector<long> all(std::size_t(size), value);
+    long mine = 0;
+    MPI_Scatter(all.data(), 1, MPI_LONG, &mine, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    return mine;
+}
+
+// An integer MPI control variable (e.g. btl_vader_eager_limit), or nothing if it is absent.
+std::optional<unsigned long long> read_cvar(const std::string& name)
+{
+    int provided, index, count;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
+    std::optional<unsigned long long> result;
+    MPI_Datatype type;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
+        MPI_T_cvar_get_info(index, nullptr, nullptr, nullptr, &type, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+            MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        alignas(8) unsigned char raw[16] = {};
+        if (count == 1 && MPI_T_cvar_read(handle, raw) == MPI_SUCCESS) {
+            if (type == MPI_INT) result = (unsigned long long)*reinterpret_cast<int*>(raw);
+            else if (type == MPI_UNSIGNED) result = *reinterpret_cast<unsigned*>(raw);
+            else if (type == MPI_UNSIGNED_LONG) result = *reinterpret_cast<unsigned long*>(raw);
+            else if (type == MPI_UNSIGNED_LONG_LONG) result = *reinterpret_cast<unsigned long long*>(raw);
+        }
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return result;
+}
+
+std::string now_text()
+{
+    char buf[64];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", std::localtime(&t));
+    return buf;
+}
+
+// "model name" from /proc/cpuinfo, without characters a model file's value may not hold.
+std::string cpu_name()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) != 0) continue;
+        std::string name = line.substr(line.find(':') + 2);
+        std::replace(name.begin(), name.end(), '#', ' ');
+        return name;
+    }
+    return "unknown CPU";
+}
+
+std::string host_name()
+{
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+// ---- command line ------------------------------------------------------------------------
+
+namespace {
+
+using loom::tools::parse_size;
+
+const char* const kUsage =
+    "usage: mpirun -np N loom-sim-calibrate --measure --out FILE.model [--name NAME] [--command TEXT]\n"
+    "       mpirun -np N loom-sim-calibrate --check --model FILE.model [--csv FILE] [--sizes 8,1K,64K,1M]\n"
+    "                                       [--repeats R]\n";
+
+std::vector<std::size_t> parse_sizes(const std::string& text)
+{
+    std::vector<std::size_t> sizes;
+    std::stringstream in(text);
+    std::string word;
+    while (std::getline(in, word, ',')) sizes.push_back(parse_size(word));
+    if (sizes.empty() || *std::max_element(sizes.begin(), sizes.end()) > (1u << 30))
+        throw std::invalid_argument("--sizes: give one or more sizes up to 1G");
+    return sizes;
+}
+
+Options parse_options(int argc, char** argv, int size)
+{
+    Options o;
+    o.command = "mpirun -np " + std::to_string(size);
+    for (int i = 0; i < argc; ++i) o.command += std::string(" ") + argv[i];
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--measure") o.measure = true;
+        else if (arg == "--check") o.check = true;
+        else if (arg == "--out") o.out = value();
+        else if (arg == "--model") o.model_path = value();
+        else if (arg == "--csv") o.csv = value();
+        else if (arg == "--name") o.name = value();
+        else if (arg == "--command") o.command = value();
+        else if (arg == "--sizes") o.sizes = parse_sizes(value());
+        else if (arg == "--repeats") o.repeats = std::max(1, std::stoi(value()));
+        else throw std::invalid_argument("unknown argument '" + arg + "'");
+    }
+    if (o.measure == o.check) throw std::invalid_argument("give exactly one of --measure and --check");
+    if (o.measure && o.out.empty()) throw std::invalid_argument("--measure needs --out FILE");
+    if (o.check && o.model_path.empty()) throw std::invalid_argument("--check needs --model FILE");
+    if (size < 2) throw std::invalid_argument("run with at least 2 ranks");
+    return o;
+}
+
+} // namespace
+} // namespace loom::calibrate
+
+int main(int argc, char** argv)
+{
+    using namespace loom::calibrate;
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    Options o;
+    try {
+        o = parse_options(argc, argv, size);
+    } catch (const std::exception& e) {
+        if (rank == 0) std::fprintf(stderr, "loom-sim-calibrate: %s\n%s", e.what(), kUsage);
+        MPI_Finalize();
+        return 2;
+    }
+    try {
+        if (o.measure) run_measure(o, rank, size);
+        else run_check(o, rank, size);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "loom-sim-calibrate: rank %d: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return 0;
+}
