@@ -6,6 +6,7 @@
 #include "selection.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
+#include "shm.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -33,6 +34,11 @@ public:
         check(t_.irecv(t_.ctx, peer, buf, bytes), "irecv");
     }
     void wait_all() override { check(t_.wait_all(t_.ctx), "wait_all"); }
+    void** shared_state() override { return t_.shared_state; }
+    void progress() override
+    {
+        if (t_.progress != nullptr) t_.progress(t_.ctx);
+    }
 
 private:
     static void check(int rc, const char* what)
@@ -66,6 +72,8 @@ int guarded(F&& body)
 } // namespace loom
 
 using namespace loom;
+
+extern "C" void loom_shm_release(void* state) { shm_release(state); }
 
 extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t* out)
 {
@@ -212,6 +220,13 @@ extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
 
 extern "C" void loom_rules_release(void* resolved) { delete static_cast<rules::Resolved*>(resolved); }
 
+namespace {
+int resolved_nodes(const void* resolved)
+{
+    return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->nodes : 0;
+}
+} // namespace
+
 extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
                                    const char** why, const char** rule_source)
 {
@@ -224,7 +239,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         // another algorithm the user did not ask for.
         const Algorithm* algo = find_algorithm(c, forced);
         if (algo == nullptr) reason = "the forced algorithm does not exist";
-        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative})) reason = no->data();
+        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative, resolved_nodes(resolved)}))
+            reason = no->data();
         else {
             if (rule_source != nullptr) *rule_source = "forced";
             return algo->name.data();

@@ -1,5 +1,7 @@
 #include "inproc_transport.hpp"
 
+#include "shm.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -49,6 +51,15 @@ private:
     std::vector<std::deque<std::shared_ptr<Message>>> queues_;
     std::vector<std::condition_variable> wakeup_;
 };
+
+InprocTransport::~InprocTransport() { shm_release(shared_state_); }
+
+void InprocTransport::progress()
+{
+    // A rank waiting on shared memory for a rank that failed would wait forever.
+    std::lock_guard<std::mutex> hold(fabric_.mutex);
+    if (fabric_.failed) throw std::runtime_error("another rank failed");
+}
 
 int InprocTransport::size() const { return fabric_.ranks(); }
 

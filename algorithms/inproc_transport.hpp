@@ -36,6 +36,10 @@ public:
     void post_send(int peer, const void* buf, std::size_t bytes) override;
     void post_recv(int peer, void* buf, std::size_t bytes) override;
     void wait_all() override;
+    // Per-rank state kept for the shared-memory family, released with the transport.
+    void** shared_state() override { return &shared_state_; }
+    void progress() override;
+    ~InprocTransport() override;
 
     std::size_t messages_sent() const { return messages_sent_; }
     std::size_t bytes_sent() const { return bytes_sent_; }
@@ -62,6 +66,7 @@ private:
     std::vector<Pending> sends_, recvs_;
     std::size_t messages_sent_ = 0, bytes_sent_ = 0, waits_ = 0;
     bool recording_ = false;
+    void* shared_state_ = nullptr;
     std::vector<SentMessage> sent_log_;
 };
 

@@ -26,7 +26,16 @@ typedef struct loom_transport {
     int (*isend)(void *ctx, int peer, const void *buf, size_t bytes);
     int (*irecv)(void *ctx, int peer, void *buf, size_t bytes);
     int (*wait_all)(void *ctx);
+    /* Storage that lives as long as the communicator, for loom's shared-memory algorithms
+     * (NULL: none, they then use messages); free what they keep there with
+     * loom_shm_release() when the communicator goes. */
+    void **shared_state;
+    /* Called while a rank waits on shared memory, to keep MPI progressing (may be NULL). */
+    void (*progress)(void *ctx);
 } loom_transport_t;
+
+/* Frees what loom's shared-memory algorithms kept in a transport's shared_state (NULL: nothing). */
+void loom_shm_release(void *state);
 
 /* inout[i] = in[i] op inout[i] for count elements. */
 typedef void (*loom_reduce_fn_t)(const void *in, void *inout, size_t count, void *ctx);

@@ -8,6 +8,7 @@
 #include "recursive_doubling.hpp"
 #include "ring.hpp"
 #include "scatter_allgather.hpp"
+#include "shm.hpp"
 
 #include <array>
 
@@ -17,6 +18,8 @@ namespace {
 
 constexpr Needs kCommutative{.commutative_op = true};
 constexpr Needs kAny{};
+constexpr Needs kOneNode{.same_node = true};
+constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -42,6 +45,9 @@ const std::array kAlgorithms = {
               kCommutative, AllreduceFn{&pat_allreduce}},
     Algorithm{"binomial", Collective::allreduce, "binomial reduce to rank 0 then binomial bcast; order-preserving",
               "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny, AllreduceFn{&binomial_allreduce}},
+    Algorithm{"shm", Collective::allreduce, "shared memory: copy in, each rank reduces a slice, copy out",
+              "2 syncs per 32 KiB chunk; S copied in and out, S/P reduced per rank", kOneNodeCommutative,
+              AllreduceFn{&shm_allreduce}},
     // reduce_scatter and reduce_scatter_block
     Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
               ReduceScatterFn{&ring_reduce_scatter}},
@@ -59,6 +65,9 @@ const std::array kAlgorithms = {
     Algorithm{"pat", Collective::reduce_scatter_block, "PAT: near first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
               ReduceScatterFn{&pat_reduce_scatter}},
+    Algorithm{"shm", Collective::reduce_scatter_block, "shared memory: copy the input in, each rank reduces its block",
+              "1 sync per chunk; S copied in, S/P x P reduced per rank", kOneNodeCommutative,
+              ReduceScatterFn{&shm_reduce_scatter_block}},
     // allgather and allgatherv
     Algorithm{"ring", Collective::allgather, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
@@ -69,6 +78,8 @@ const std::array kAlgorithms = {
     Algorithm{"pat", Collective::allgather, "PAT: far first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
               AllgatherFn{&pat_allgather}},
+    Algorithm{"shm", Collective::allgather, "shared memory: each copies its block in, everyone copies all out",
+              "1 sync per chunk; S/P in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
     Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
     Algorithm{"recursive_doubling", Collective::allgatherv,
@@ -79,22 +90,30 @@ const std::array kAlgorithms = {
     Algorithm{"pat", Collective::allgatherv, "PAT: far first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
               AllgatherFn{&pat_allgather}},
+    Algorithm{"shm", Collective::allgatherv, "shared memory: each copies its block in, everyone copies all out",
+              "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
     // bcast
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
               "ceil(lg P) + m-1 steps for m segments; S per edge",
               kAny, BcastFn{&binomial_bcast}},
     Algorithm{"scatter_allgather", Collective::bcast, "binomial scatter then ring allgather (van de Geijn)",
               "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
+    Algorithm{"shm", Collective::bcast, "shared memory: the root copies in, everyone copies out",
+              "1 sync per 32 KiB chunk; S in at the root, S out elsewhere", kOneNode, BcastFn{&shm_bcast}},
     // reduce
     Algorithm{"binomial", Collective::reduce, "binomial tree to the root; order-preserving",
               "ceil(lg P) steps; S per edge", kAny, ReduceFn{&binomial_reduce}},
     Algorithm{"halving_doubling", Collective::reduce, "recursive-halving reduce-scatter then gather to the root",
               "2 lg P steps (+1 off powers of two); about 2 S", kCommutative, ReduceFn{&halving_doubling_reduce}},
+    Algorithm{"shm", Collective::reduce, "shared memory: copy in, each rank reduces a slice, the root copies out",
+              "2 syncs per 32 KiB chunk; S in, S/P reduced per rank", kOneNodeCommutative, ReduceFn{&shm_reduce}},
     // barrier
     Algorithm{"bruck", Collective::barrier, "dissemination: to rank + 2^k, from rank - 2^k",
               "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
     Algorithm{"recursive_doubling", Collective::barrier, "pairwise exchange at distance 1, 2, 4, ...",
               "lg P steps (+2 off powers of two); no data", kAny, BarrierFn{&recursive_doubling_barrier}},
+    Algorithm{"shm", Collective::barrier, "shared memory: one flag per rank",
+              "1 sync; no data", kOneNode, BarrierFn{&shm_barrier}},
     // alltoall
     Algorithm{"bruck", Collective::alltoall, "Bruck: ceil(lg P) steps of packed blocks, then rotations",
               "ceil(lg P) steps; about S P/2 lg P", kAny, AlltoallFn{&bruck_alltoall}},
@@ -134,6 +153,9 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.commutative_op && !call.commutative) return "the op is not commutative";
     if (algo.needs.power_of_two && (call.comm_size & (call.comm_size - 1)) != 0)
         return "the communicator size is not a power of two";
+    if (algo.needs.same_node && call.nodes != 1)
+        return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
+                               : "it needs every rank on one node";
     return std::nullopt;
 }
 

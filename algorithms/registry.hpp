@@ -31,6 +31,7 @@ std::string_view to_string(Collective c);
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
     bool power_of_two = false;   // communicator size must be a power of two
+    bool same_node = false;      // every rank on one node (shared memory)
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).
@@ -38,6 +39,7 @@ struct CallShape {
     int comm_size;
     std::size_t bytes; // the collective's message size (see message_bytes in entry.cpp)
     bool commutative;  // reductions; true otherwise
+    int nodes = 0;     // nodes the communicator spans; 0: unknown
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);

@@ -44,6 +44,13 @@ public:
     virtual void post_recv(int peer, void* buf, std::size_t bytes) = 0;
     // Complete every operation posted since the last wait_all().
     virtual void wait_all() = 0;
+
+    // Storage that lives as long as the communicator, for the shared-memory family
+    // (algorithms/shm.*), which keeps its segment there; nullptr where the transport offers
+    // none, and then shm algorithms run their messaging fallback.
+    virtual void** shared_state() { return nullptr; }
+    // Lets the messaging layer make progress while a rank waits on shared memory.
+    virtual void progress() {}
 };
 
 // A type-erased reduction: `fn(in, inout, count, ctx)` computes inout[i] = in[i] op inout[i]

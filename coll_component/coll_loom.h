@@ -65,6 +65,9 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
     /* The rule tables narrowed to this communicator (loom_rules_resolve). */
     void *rules;
+    /* loom's shared-memory segment for this communicator, set up by the first shm call
+     * (loom_shm_release frees it with the module). */
+    void *shm;
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;
@@ -117,8 +120,10 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
  * NULL and *why if loom must decline; *rule names the rule ("FILE:LINE" or "forced"). */
 const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
                             mca_coll_loom_module_t *module, const char **why, const char **rule);
-/* Run `algorithm` on comm over the PML with the collective's tag; an OMPI error code. */
-int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm);
+/* Run `algorithm` on comm over the PML with the collective's tag (and the module's
+ * shared-memory state); an OMPI error code. */
+int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
+                mca_coll_loom_module_t *m);
 
 /* Per-rank size_t arrays (counts) without a malloc for common communicator sizes. */
 typedef struct loom_sizes {

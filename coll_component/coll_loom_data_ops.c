@@ -27,7 +27,7 @@ int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
         mca_coll_loom_note_declined(LOOM_COLL_BARRIER, comm, why);
         return m->prev_barrier(comm, m->prev_barrier_module);
     }
-    int rc = loom_run_on(algorithm, &call, comm);
+    int rc = loom_run_on(algorithm, &call, comm, m);
     if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
@@ -49,7 +49,7 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     int rc = loom_dense_init(&data, buf, (size_t) count, dtype, is_root);
     if (OMPI_SUCCESS == rc) {
         call.rbuf = data.data;
-        rc = loom_run_on(algorithm, &call, comm);
+        rc = loom_run_on(algorithm, &call, comm, m);
     }
     if (OMPI_SUCCESS == rc && !is_root) rc = loom_dense_unpack(&data, buf, (size_t) count, dtype);
     loom_dense_fini(&data);
@@ -64,7 +64,7 @@ static int allgather_common(const void *sbuf, int scount,
                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                             const int *displs, struct ompi_datatype_t *rdtype, int dense_displs,
                             const size_t *bytes, const char *algorithm, loom_call_t *call,
-                            struct ompi_communicator_t *comm)
+                            struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
@@ -96,7 +96,7 @@ static int allgather_common(const void *sbuf, int scount,
     if (OMPI_SUCCESS == rc) {
         call->sbuf = in_place ? NULL : send.data;
         call->rbuf = recv.data;
-        rc = loom_run_on(algorithm, call, comm);
+        rc = loom_run_on(algorithm, call, comm, m);
     }
     if (OMPI_SUCCESS == rc && NULL != recv.scratch) {
         size_t offset = 0;
@@ -138,7 +138,7 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
             rdispls[i] = i * rcount;
         }
         rc = allgather_common(sbuf, scount, sdtype, rbuf, rcounts, rdispls,
-                              rdtype, 1, bytes.v, algorithm, &call, comm);
+                              rdtype, 1, bytes.v, algorithm, &call, comm, m);
         free(ints);
     }
     if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
@@ -172,7 +172,7 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
                                   m->prev_allgatherv_module);
     }
     int rc = allgather_common(sbuf, scount, sdtype, rbuf, rcounts, displs,
-                              rdtype, dense_displs, bytes.v, algorithm, &call, comm);
+                              rdtype, dense_displs, bytes.v, algorithm, &call, comm, m);
     if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     loom_sizes_fini(&bytes);
     return rc;
@@ -200,7 +200,7 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     if (OMPI_SUCCESS == rc) {
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
-        rc = loom_run_on(algorithm, &call, comm);
+        rc = loom_run_on(algorithm, &call, comm, m);
     }
     if (OMPI_SUCCESS == rc) rc = loom_dense_unpack(&recv, rbuf, size * (size_t) rcount, rdtype);
     loom_dense_fini(&send);

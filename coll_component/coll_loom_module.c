@@ -23,6 +23,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     LOOM_FOR_EACH_COLLECTIVE(CLEAR)
 #undef CLEAR
     m->rules = NULL;
+    m->shm = NULL;
     memset(m->reported, 0, sizeof(m->reported));
 }
 
@@ -32,6 +33,7 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
     loom_rules_release(m->rules);
+    loom_shm_release(m->shm);
 }
 
 /* The rules narrowed to this communicator. The host name of every rank comes from Open MPI's

@@ -65,6 +65,14 @@ static int pml_wait_all(void *ctx)
     return rc;
 }
 
+/* While a rank waits on shared memory, the rest of MPI must not stall (e.g. its peers'
+ * PML traffic, or the application's nonblocking operations). */
+static void pml_progress(void *ctx)
+{
+    (void) ctx;
+    opal_progress();
+}
+
 void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm, int tag)
 {
     t->ops.ctx = t;
@@ -73,6 +81,8 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.isend = pml_isend;
     t->ops.irecv = pml_irecv;
     t->ops.wait_all = pml_wait_all;
+    t->ops.shared_state = NULL;
+    t->ops.progress = pml_progress;
     t->comm = comm;
     t->tag = tag;
     t->reqs = t->inline_reqs;

@@ -35,6 +35,7 @@ static int prepare(loom_call_t *call, struct ompi_datatype_t *dtype, struct ompi
 /* Runs `call` in place on a staged copy of n elements taken from src; the first `keep`
  * elements of the result are copied to dst (dst may be NULL to keep nothing). */
 static int run_staged(loom_call_t *call, const char *algorithm, struct ompi_communicator_t *comm,
+                      mca_coll_loom_module_t *m,
                       const void *src, size_t n, void *dst, size_t keep,
                       struct ompi_datatype_t *dtype)
 {
@@ -43,7 +44,7 @@ static int run_staged(loom_call_t *call, const char *algorithm, struct ompi_comm
     if (OMPI_SUCCESS != rc) return rc;
     call->sbuf = NULL;
     call->rbuf = dense;
-    rc = loom_run_on(algorithm, call, comm);
+    rc = loom_run_on(algorithm, call, comm, m);
     if (OMPI_SUCCESS == rc && NULL != dst) rc = loom_stage_out(dst, dense, keep, dtype);
     free(dense);
     return rc;
@@ -63,9 +64,9 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         DECLINE(LOOM_COLL_ALLREDUCE, why,
                 m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module));
 
-    int rc = plan.staged ? run_staged(&call, algorithm, comm, in_place ? rbuf : sbuf, call.count,
+    int rc = plan.staged ? run_staged(&call, algorithm, comm, m, in_place ? rbuf : sbuf, call.count,
                                       rbuf, call.count, dtype)
-                         : loom_run_on(algorithm, &call, comm);
+                         : loom_run_on(algorithm, &call, comm, m);
     if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }
@@ -88,9 +89,9 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 
     int rc;
     if (!plan.staged) {
-        rc = loom_run_on(algorithm, &call, comm);
+        rc = loom_run_on(algorithm, &call, comm, m);
     } else if (is_root) {
-        rc = run_staged(&call, algorithm, comm, in_place ? rbuf : sbuf, call.count, rbuf,
+        rc = run_staged(&call, algorithm, comm, m, in_place ? rbuf : sbuf, call.count, rbuf,
                         call.count, dtype);
     } else {
         /* A non-root's staged input is its send buffer; it receives nothing. */
@@ -98,7 +99,7 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         rc = loom_stage_in(&dense, sbuf, call.count, dtype);
         if (OMPI_SUCCESS == rc) {
             call.sbuf = dense;
-            rc = loom_run_on(algorithm, &call, comm);
+            rc = loom_run_on(algorithm, &call, comm, m);
             free(dense);
         }
     }
@@ -122,9 +123,9 @@ static int reduce_scatter_common(loom_coll_t coll, const void *sbuf, void *rbuf,
 
     size_t total = 0;
     for (int i = 0; i < size; ++i) total += counts[i];
-    int rc = plan.staged ? run_staged(&call, algorithm, comm, in_place ? rbuf : sbuf, total, rbuf,
+    int rc = plan.staged ? run_staged(&call, algorithm, comm, m, in_place ? rbuf : sbuf, total, rbuf,
                                       counts[rank], dtype)
-                         : loom_run_on(algorithm, &call, comm);
+                         : loom_run_on(algorithm, &call, comm, m);
     if (OMPI_SUCCESS == rc) mca_coll_loom_note_served(&call, comm, m, algorithm, rule);
     return rc;
 }

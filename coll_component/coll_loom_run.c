@@ -79,7 +79,8 @@ static int to_ompi_error(int rc)
     return rc;
 }
 
-int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm)
+int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
+                mca_coll_loom_module_t *module)
 {
     /* The tuning parameters are read here, once per call, so every collective sees the
      * current values (they can be changed through MPI_T between calls); a rule's own
@@ -89,6 +90,7 @@ int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_comm
     if (0 == tuned.buffer_bytes) tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
     loom_pml_transport_t transport;
     loom_pml_transport_init(&transport, comm, tags[call->coll]);
+    transport.ops.shared_state = &module->shm;
     int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;

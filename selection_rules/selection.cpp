@@ -73,7 +73,7 @@ const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
         if (!rule.bytes.contains(call.bytes)) continue;
         if (rule.memory && *rule.memory != call.memory) continue;
         if (rule.commutative && *rule.commutative != call.commutative) continue;
-        if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative})) return &c;
+        if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})) return &c;
     }
     return nullptr;
 }

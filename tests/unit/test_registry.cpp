@@ -14,14 +14,14 @@ using namespace loom;
 
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
-    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat"}},
+    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
-    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat"}},
-    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat"}},
-    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat"}},
-    {Collective::bcast, {"binomial", "scatter_allgather"}},
-    {Collective::reduce, {"binomial", "halving_doubling"}},
-    {Collective::barrier, {"bruck", "recursive_doubling"}},
+    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "shm"}},
+    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm"}},
+    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm"}},
+    {Collective::bcast, {"binomial", "scatter_allgather", "shm"}},
+    {Collective::reduce, {"binomial", "halving_doubling", "shm"}},
+    {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
     {Collective::alltoall, {"bruck", "pairwise"}},
 };
 
@@ -96,7 +96,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
     char names[128];
     loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
-    CHECK(std::string(names) == "binomial, scatter_allgather");
+    CHECK(std::string(names) == "binomial, scatter_allgather, shm");
     loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
     CHECK(std::string(names) == "bino");
 }

@@ -1,0 +1,294 @@
+#include "shm.hpp"
+
+#include "binomial.hpp"
+#include "bruck.hpp"
+#include "halving_doubling.hpp"
+#include "recursive_doubling.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <sched.h>
+#include <string>
+
+namespace loom {
+
+// ---- the segment and its synchronisation ----
+
+namespace {
+inline void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+} // namespace
+
+std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
+{
+    const std::size_t region = (std::size_t(size) + 1) * slot_bytes;
+    return kLine * (1 + std::size_t(size)) + 2 * region;
+}
+
+ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes)
+    : ShmComm(segment->data(), rank, size, slot_bytes)
+{
+    segment_ = std::move(segment);
+}
+
+ShmComm::ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes)
+    : base_(base), rank_(rank), size_(size), slot_bytes_(slot_bytes)
+{
+}
+
+std::uint64_t& ShmComm::counter(int rank) const
+{
+    return *reinterpret_cast<std::uint64_t*>(base_ + kLine * (1 + std::size_t(rank)));
+}
+
+std::byte* ShmComm::slot(int region, int rank) const
+{
+    const std::size_t regions = kLine * (1 + std::size_t(size_));
+    return base_ + regions + std::size_t(region) * (std::size_t(size_) + 1) * slot_bytes_ + std::size_t(rank) * slot_bytes_;
+}
+
+std::byte* ShmComm::result(int region) const { return slot(region, size_); }
+
+void ShmComm::sync()
+{
+    ++phase_;
+    std::atomic_ref<std::uint64_t>(counter(rank_)).store(phase_, std::memory_order_release);
+    for (int q = 0; q < size_; ++q) {
+        std::atomic_ref<std::uint64_t> other(counter(q));
+        for (unsigned spins = 0; other.load(std::memory_order_acquire) < phase_; ++spins) {
+            if (spins < 64) {
+                cpu_relax();
+                continue;
+            }
+            // The rank we wait for may need this core (more ranks than cores).
+            if (progress_ != nullptr && spins % 64 == 0) progress_(progress_ctx_);
+            sched_yield();
+        }
+    }
+}
+
+// ---- the collectives ----
+
+namespace {
+
+auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
+auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
+
+// Every rank reduces its 1/P slice of the chunk over all slots into the result area.
+void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region, std::size_t count)
+{
+    const BlockPartition part(count, shm.size());
+    const std::size_t es = op.elem_size;
+    const std::size_t begin = part.begin(shm.rank()) * es, n = part.length(shm.rank());
+    if (n == 0) return;
+    std::byte* out = shm.result(region) + begin;
+    mem.copy(out, shm.slot(region, 0) + begin, n * es);
+    for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q) + begin, out, n);
+}
+
+// The chunks of a reduction: each copies its chunk in, the slices are reduced, and
+// `copy_out` decides who copies the result out.
+void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void* input, void* output,
+                   std::size_t count, bool copy_out)
+{
+    const std::size_t es = op.elem_size, per_chunk = shm.slot_bytes() / es;
+    for (std::size_t off = 0; off < count; off += per_chunk) {
+        const std::size_t n = std::min(per_chunk, count - off);
+        const int region = shm.next_region();
+        mem.copy(shm.slot(region, shm.rank()), bytes_of(input) + off * es, n * es);
+        shm.sync();
+        reduce_slice(shm, mem, op, region, n);
+        shm.sync();
+        if (copy_out) mem.copy(bytes_of(output) + off * es, shm.result(region), n * es);
+    }
+}
+
+} // namespace
+
+void shm_barrier(ShmComm& shm) { shm.sync(); }
+
+void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args)
+{
+    const bool root = shm.rank() == args.root;
+    for (std::size_t off = 0; off < args.bytes; off += shm.slot_bytes()) {
+        const std::size_t n = std::min(shm.slot_bytes(), args.bytes - off);
+        const int region = shm.next_region();
+        if (root) mem.copy(shm.result(region), bytes_of(args.buf) + off, n);
+        shm.sync();
+        if (!root) mem.copy(bytes_of(args.buf) + off, shm.result(region), n);
+    }
+}
+
+void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
+{
+    const int me = shm.rank();
+    const BlockOffsets blocks(args.bytes);
+    std::byte* out = bytes_of(args.recvbuf);
+    const std::byte* mine = args.in_place() ? out + blocks.begin(me) : bytes_of(args.sendbuf);
+    std::size_t longest = 0;
+    for (int q = 0; q < shm.size(); ++q) longest = std::max(longest, blocks.length(q));
+    auto piece = [&](int q, std::size_t off) {
+        return blocks.length(q) > off ? std::min(shm.slot_bytes(), blocks.length(q) - off) : 0;
+    };
+    for (std::size_t off = 0; off < longest; off += shm.slot_bytes()) {
+        const int region = shm.next_region();
+        if (const std::size_t n = piece(me, off)) mem.copy(shm.slot(region, me), mine + off, n);
+        shm.sync();
+        for (int q = 0; q < shm.size(); ++q)
+            if (const std::size_t n = q == me ? 0 : piece(q, off)) mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
+    }
+    if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
+}
+
+void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args)
+{
+    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, true);
+}
+
+void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args)
+{
+    const bool root = shm.rank() == args.root;
+    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, root);
+}
+
+void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args)
+{
+    const int P = shm.size(), me = shm.rank();
+    const std::size_t es = args.op.elem_size, count = args.counts[0];
+    const std::size_t per_chunk = shm.slot_bytes() / (std::size_t(P) * es); // elements of each block
+    const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    std::byte* out = bytes_of(args.recvbuf);
+    for (std::size_t off = 0; off < count; off += per_chunk) {
+        const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
+        const int region = shm.next_region();
+        std::byte* slot = shm.slot(region, me);
+        for (int j = 0; j < P; ++j) mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
+        shm.sync();
+        // In place, this overwrites block 0's elements [off, off + n): already copied in.
+        std::byte* dst = out + off * es;
+        mem.copy(dst, shm.slot(region, 0) + std::size_t(me) * piece, piece);
+        for (int q = 1; q < P; ++q) mem.reduce(args.op, shm.slot(region, q) + std::size_t(me) * piece, dst, n);
+    }
+}
+
+// ---- setting up the segment over the transport, and the registry's entries ----
+
+namespace {
+
+struct ShmState {
+    std::unique_ptr<ShmComm> comm; // null: shared memory is unavailable on this communicator
+};
+
+constexpr std::size_t kNameBytes = ShmSegment::kMaxName + 1;
+
+// Every rank returns the same verdict: rank 0 decides from everyone's answer.
+std::unique_ptr<ShmComm> establish(Transport& net)
+{
+    const int P = net.size(), me = net.rank();
+    const std::size_t bytes = ShmComm::segment_bytes(P);
+    std::string error;
+    if (P == 1) {
+        auto seg = ShmSegment::create(bytes, error);
+        if (!seg) return nullptr;
+        seg->unlink();
+        return std::make_unique<ShmComm>(std::move(seg), 0, 1);
+    }
+    char name[kNameBytes] = {};
+    unsigned char ok = 0;
+    std::unique_ptr<ShmSegment> seg;
+    if (me == 0) {
+        seg = ShmSegment::create(bytes, error);
+        if (seg) std::strncpy(name, seg->name().c_str(), sizeof name - 1);
+        for (int q = 1; q < P; ++q) net.post_send(q, name, sizeof name);
+        net.wait_all();
+        std::string answers(std::size_t(P), '\0');
+        for (int q = 1; q < P; ++q) net.post_recv(q, &answers[std::size_t(q)], 1);
+        net.wait_all();
+        ok = seg && std::all_of(answers.begin() + 1, answers.end(), [](char a) { return a == 1; });
+        if (seg) seg->unlink(); // everyone who could map it has: the name is no longer needed
+        for (int q = 1; q < P; ++q) net.post_send(q, &ok, 1);
+        net.wait_all();
+    } else {
+        net.post_recv(0, name, sizeof name);
+        net.wait_all();
+        name[sizeof name - 1] = '\0';
+        if (name[0] != '\0') seg = ShmSegment::attach(name, bytes, error);
+        const unsigned char mapped = seg ? 1 : 0;
+        net.post_send(0, &mapped, 1);
+        net.wait_all();
+        net.post_recv(0, &ok, 1);
+        net.wait_all();
+    }
+    if (!ok) return nullptr;
+    return std::make_unique<ShmComm>(std::move(seg), me, P);
+}
+
+void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
+
+// The communicator's ShmComm, set up on first use; null if shared memory is unavailable.
+ShmComm* shm_of(Transport& net)
+{
+    void** slot = net.shared_state();
+    if (slot == nullptr) return nullptr;
+    if (*slot == nullptr) {
+        auto state = std::make_unique<ShmState>();
+        state->comm = establish(net);
+        *slot = state.release();
+    }
+    ShmComm* comm = static_cast<ShmState*>(*slot)->comm.get();
+    if (comm != nullptr) comm->set_progress(&progress_through, &net);
+    return comm;
+}
+
+} // namespace
+
+void shm_release(void* state) { delete static_cast<ShmState*>(state); }
+
+void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args)
+{
+    if (ShmComm* shm = shm_of(net)) return shm_barrier(*shm);
+    bruck_barrier(net, mem, args);
+}
+
+void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
+{
+    if (ShmComm* shm = shm_of(net)) return shm_bcast(*shm, mem, args);
+    binomial_bcast(net, mem, args);
+}
+
+void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
+{
+    if (ShmComm* shm = shm_of(net)) return shm_allgather(*shm, mem, args);
+    bruck_allgather(net, mem, args);
+}
+
+void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    ShmComm* shm = shm_of(net);
+    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) return shm_allreduce(*shm, mem, args);
+    recursive_doubling_allreduce(net, mem, args);
+}
+
+void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
+{
+    ShmComm* shm = shm_of(net);
+    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) return shm_reduce(*shm, mem, args);
+    binomial_reduce(net, mem, args);
+}
+
+void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
+{
+    ShmComm* shm = shm_of(net);
+    if (shm != nullptr && std::size_t(net.size()) * args.op.elem_size <= shm->slot_bytes())
+        return shm_reduce_scatter_block(*shm, mem, args);
+    halving_doubling_reduce_scatter(net, mem, args);
+}
+
+} // namespace loom

@@ -1,0 +1,94 @@
+// The shared-memory family: collectives among ranks that share a node, through one segment
+// per communicator instead of the PML (no matching, no protocol, no per-message copies).
+//
+// Segment (ShmComm::segment_bytes): one 128-byte line per rank holding its sync counter
+// (separate lines: no false sharing), then two data regions, each with a slot of slot_bytes
+// per rank and a result area of slot_bytes. Messages larger than a slot go in chunks of
+// slot_bytes; chunks alternate between the two regions, so one chunk's copy-in overlaps the
+// previous chunk's copy-out (pipelining).
+//
+// Synchronisation: sync() = publish "I finished phase s" (a release store of s into my
+// counter), then wait until every counter is >= s (acquire loads). Every rank makes the same
+// sequence of syncs, so counters never need resetting. Rule: a chunk writes its region only
+// after a sync of the chunk before it, so every read of that region two chunks ago is done;
+// every chunk has at least one sync. A waiting rank spins briefly, then yields the CPU
+// (oversubscribed nodes: the rank it waits for needs the core) and keeps MPI progressing.
+//
+// Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one sync):
+//   barrier: s. bcast: root copies m in, s, the others copy m out.
+//   allgather: each copies its m in, s, each copies (P-1) m out.
+//   allreduce / reduce: each copies m in, s, each reduces a 1/P slice over P slots
+//     (m g, split across ranks, not one rank reducing everything), s, each copies m out.
+//   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
+// Limits: all ranks on one node (registry need `same_node`); commutative ops only for the
+// reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot.
+#pragma once
+
+#include "collectives.hpp"
+#include "shm_segment.hpp"
+
+#include <cstdint>
+#include <memory>
+
+namespace loom {
+
+class ShmComm {
+public:
+    static constexpr std::size_t kSlotBytes = 32 * 1024;
+    static constexpr std::size_t kLine = 128;
+    static std::size_t segment_bytes(int size, std::size_t slot_bytes = kSlotBytes);
+
+    // Over a segment it owns (production) or over memory mapped by other means (tests that
+    // fork); `base` must be zero-filled, shared, and segment_bytes(size, slot_bytes) long.
+    ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes = kSlotBytes);
+    ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes = kSlotBytes);
+
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    std::size_t slot_bytes() const { return slot_bytes_; }
+
+    // Called while waiting (MPI progress); set per call, since the transport is per call.
+    using ProgressFn = void (*)(void* ctx);
+    void set_progress(ProgressFn fn, void* ctx) { progress_ = fn, progress_ctx_ = ctx; }
+
+    void sync();
+    // The region of the next chunk (the two alternate, the same on every rank).
+    int next_region() { return int(chunks_++ & 1); }
+    std::byte* slot(int region, int rank) const;
+    std::byte* result(int region) const;
+
+private:
+    std::uint64_t& counter(int rank) const;
+    std::unique_ptr<ShmSegment> segment_;
+    std::byte* base_;
+    int rank_, size_;
+    std::size_t slot_bytes_;
+    std::uint64_t phase_ = 0, chunks_ = 0;
+    ProgressFn progress_ = nullptr;
+    void* progress_ctx_ = nullptr;
+};
+
+// The collectives on a ShmComm: every rank calls with the same arguments (MPI's rules).
+void shm_barrier(ShmComm& shm);
+void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args);
+void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args);
+void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args);
+void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args);
+void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args);
+
+// The registry's entries. The first shm call on a communicator sets up its segment: rank 0
+// creates it and sends the name over the transport, the others map it and answer, rank 0
+// unlinks it and tells everyone whether all succeeded. If any rank could not, or the
+// transport keeps no per-communicator state, or a chunk cannot hold the data, the call runs
+// a messaging algorithm instead (the same decision on every rank).
+void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);
+void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
+void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
+void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
+void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
+void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
+
+// Frees what the shm family kept in a transport's shared_state() (null: nothing).
+void shm_release(void* state);
+
+} // namespace loom
