@@ -1,0 +1,206 @@
+// Tests of the shared-memory family through the registry's entries, with P threads of one
+// process as the ranks (the in-process transport keeps each rank's shared state, so the
+// first call sets up a real POSIX segment and the rest reuse it). Every shm collective, one
+// after another on the same segment, for every P in comm_sizes(), against the sequential
+// references of test_support.hpp; sizes from 0 to several 32 KiB chunks, in place and not.
+// Then: no messages after the set-up (the data really goes through shared memory), the
+// messaging fallback when the transport keeps no state, and the segment's own life cycle.
+// test_shm_stress.cpp shakes the synchronisation protocol with processes and threads.
+#include "shm.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace loom;
+using namespace loom::test;
+
+namespace {
+
+// Counts that stress chunking: those of every family, plus one chunk of int32 exactly, one
+// element more, and several chunks with a short tail.
+std::vector<std::size_t> shm_counts(int P)
+{
+    std::vector<std::size_t> c = counts_for(P);
+    for (std::size_t extra : {std::size_t(8192), std::size_t(8193), std::size_t(20011)}) c.push_back(extra);
+    return c;
+}
+
+// The bytes of `v` as `T`s, for readable failure messages.
+template <class T>
+std::vector<T> as(const Bytes& v)
+{
+    std::vector<T> out(v.size() / sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), v.data(), out.size() * sizeof(T));
+    return out;
+}
+
+// Runs every shm collective on P ranks for one count, on one transport per rank (so one
+// segment), and checks each against its reference. Returns the run's statistics.
+RunStats run_all(int P, std::size_t count)
+{
+    const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+    const Reduction max = kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE);
+    const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
+    const auto doubles = all_inputs(P, count, typed_input<double>(5));
+    const Bytes int_sum = fold(sum, ints, count), double_max = fold(max, doubles, count);
+    const auto whole = all_inputs(P, count * std::size_t(P), typed_input<std::int32_t>(7)); // reduce_scatter_block
+    const Bytes total = fold(sum, whole, count * std::size_t(P));
+    const int root = P / 2;
+    // One failure description per rank: Catch2 asserts only on the main thread.
+    std::vector<std::string> failures(static_cast<std::size_t>(P));
+    const RunStats stats = run_ranks(P, [&](InprocTransport& net) {
+        const int r = net.rank();
+        const auto R = std::size_t(r);
+        HostMemory mem;
+        std::string& fail = failures[R];
+        auto expect = [&](bool ok, const char* what) {
+            if (!ok && fail.empty()) fail = what;
+        };
+        // allreduce, out of place (int sum) and in place (double max)
+        Bytes out(count * 4, std::byte{0x5a});
+        shm_allreduce(net, mem, AllreduceArgs{ints[R].data(), out.data(), count, sum});
+        expect(out == int_sum, "allreduce int32 sum");
+        Bytes inout = doubles[R];
+        shm_allreduce(net, mem, AllreduceArgs{nullptr, inout.data(), count, max});
+        expect(inout == double_max, "allreduce double max in place");
+        // reduce to a middle rank
+        Bytes red(count * 4, std::byte{0x5a});
+        shm_reduce(net, mem, ReduceArgs{ints[R].data(), r == root ? red.data() : nullptr, count, sum, root});
+        if (r == root) expect(red == int_sum, "reduce");
+        // barrier between data collectives
+        shm_barrier(net, mem, BarrierArgs{});
+        // bcast from the last rank, `count` bytes
+        Bytes buf = r == P - 1 ? pattern(P - 1, count) : Bytes(count, std::byte{0});
+        shm_bcast(net, mem, BcastArgs{buf.data(), count, P - 1});
+        expect(buf == pattern(P - 1, count), "bcast");
+        // allgather of `count` bytes per rank, out of place; allgatherv with uneven blocks in place
+        std::vector<std::size_t> even(std::size_t(P), count), uneven;
+        for (int q = 0; q < P; ++q) uneven.push_back(count / (std::size_t(q) + 1));
+        Bytes gathered(count * std::size_t(P)), expected;
+        const Bytes mine = pattern(r, count);
+        shm_allgather(net, mem, AllgatherArgs{mine.data(), gathered.data(), even});
+        for (int q = 0; q < P; ++q) {
+            const Bytes b = pattern(q, count);
+            expected.insert(expected.end(), b.begin(), b.end());
+        }
+        expect(gathered == expected, "allgather");
+        const BlockOffsets offsets(uneven);
+        Bytes v(offsets.total(), std::byte{0});
+        const Bytes own = pattern(r, uneven[R], 3);
+        std::copy(own.begin(), own.end(), v.begin() + std::ptrdiff_t(offsets.begin(r)));
+        shm_allgather(net, mem, AllgatherArgs{nullptr, v.data(), uneven});
+        for (int q = 0; q < P; ++q) {
+            const Bytes b = pattern(q, uneven[std::size_t(q)], 3);
+            if (!std::equal(b.begin(), b.end(), v.begin() + std::ptrdiff_t(offsets.begin(q)))) expect(false, "allgatherv in place");
+        }
+        // reduce_scatter_block of `count` int32 per rank, in place
+        std::vector<std::size_t> counts(std::size_t(P), count);
+        Bytes rs = whole[R];
+        shm_reduce_scatter_block(net, mem, ReduceScatterArgs{nullptr, rs.data(), counts, sum});
+        expect(std::equal(total.begin() + std::ptrdiff_t(R * count * 4), total.begin() + std::ptrdiff_t((R + 1) * count * 4), rs.begin()),
+               "reduce_scatter_block in place");
+    });
+    for (int r = 0; r < P; ++r) {
+        INFO("P=" << P << " count=" << count << " rank=" << r);
+        CHECK(failures[std::size_t(r)].empty());
+        if (!failures[std::size_t(r)].empty()) FAIL_CHECK(failures[std::size_t(r)]);
+    }
+    return stats;
+}
+
+// A transport that keeps no per-communicator state: shm must fall back to messages.
+class StatelessTransport final : public Transport {
+public:
+    explicit StatelessTransport(InprocTransport& net) : net_(net) {}
+    int rank() const override { return net_.rank(); }
+    int size() const override { return net_.size(); }
+    void post_send(int peer, const void* buf, std::size_t bytes) override { net_.post_send(peer, buf, bytes); }
+    void post_recv(int peer, void* buf, std::size_t bytes) override { net_.post_recv(peer, buf, bytes); }
+    void wait_all() override { net_.wait_all(); }
+
+private:
+    InprocTransport& net_;
+};
+
+std::set<std::string> loom_segments_in_dev_shm()
+{
+    std::set<std::string> names;
+    if (DIR* d = opendir("/dev/shm")) {
+        while (const dirent* e = readdir(d))
+            if (std::string(e->d_name).rfind("loom-", 0) == 0) names.insert(e->d_name);
+        closedir(d);
+    }
+    return names;
+}
+
+} // namespace
+
+TEST_CASE("shm: every collective on one segment, every P, chunked sizes", "[shm][collectives]")
+{
+    for (int P : comm_sizes()) {
+        for (std::size_t count : shm_counts(P)) {
+            if (P > 33 && count > 8193) continue; // 100 threads on 2 cores: keep it short
+            const RunStats stats = run_all(P, count);
+            // The set-up is the only traffic: rank 0 sends the name and the verdict to each
+            // rank, which answers once. Everything else went through shared memory.
+            std::size_t messages = 0;
+            for (std::size_t m : stats.messages_sent) messages += m;
+            CHECK(messages == 3 * std::size_t(P - 1));
+        }
+    }
+}
+
+TEST_CASE("shm: without per-communicator state, the messaging fallback gives the same results", "[shm][fallback]")
+{
+    for (int P : {1, 2, 5, 8}) {
+        const std::size_t count = 1000;
+        const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+        const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
+        const Bytes expected = fold(sum, ints, count);
+        std::vector<Bytes> results(static_cast<std::size_t>(P));
+        const auto stats = run_ranks(P, [&](InprocTransport& inproc) {
+            StatelessTransport net(inproc);
+            HostMemory mem;
+            Bytes out(count * 4);
+            shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
+            shm_barrier(net, mem, BarrierArgs{});
+            results[std::size_t(net.rank())] = out;
+        });
+        for (const Bytes& r : results) CHECK(r == expected);
+        std::size_t messages = 0;
+        for (std::size_t m : stats.messages_sent) messages += m;
+        if (P > 1) CHECK(messages > 0); // it went over messages
+    }
+}
+
+TEST_CASE("shm segment: created, mapped by name, unlinked, errors named", "[shm][segment]")
+{
+    const auto before = loom_segments_in_dev_shm();
+    std::string error;
+    auto owner = ShmSegment::create(4096, error);
+    REQUIRE(owner != nullptr);
+    CHECK(owner->name().rfind("/loom-", 0) == 0);
+    CHECK(owner->name().size() <= ShmSegment::kMaxName);
+    auto other = ShmSegment::attach(owner->name(), 4096, error);
+    REQUIRE(other != nullptr);
+    owner->data()[17] = std::byte{42};
+    CHECK(other->data()[17] == std::byte{42}); // the same memory
+    CHECK(loom_segments_in_dev_shm().size() == before.size() + 1);
+    owner->unlink();
+    CHECK(loom_segments_in_dev_shm() == before); // gone from /dev/shm, still mapped
+    other->data()[18] = std::byte{7};
+    CHECK(owner->data()[18] == std::byte{7});
+    CHECK(ShmSegment::attach(owner->name(), 4096, error) == nullptr);
+    CHECK(error.find("shm_open " + owner->name()) == 0);
+    auto small = ShmSegment::create(64, error);
+    REQUIRE(small != nullptr);
+    CHECK(ShmSegment::attach(small->name(), 1 << 20, error) == nullptr);
+    CHECK(error == "segment " + small->name() + " is smaller than expected");
+    small.reset(); // the owner's destructor unlinks
+    CHECK(loom_segments_in_dev_shm() == before);
+}
