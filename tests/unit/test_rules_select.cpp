@@ -433,3 +433,25 @@ TEST_CASE("a communicator's rules are narrowed by its size, nodes and ranks per 
     std::remove(path.c_str());
 }
 
+
+TEST_CASE("rules: an shm rule serves one-node communicators only, the next rule the others", "[rules]")
+{
+    const ParseResult t = parse_body("allreduce * 0-64K shm\n"
+                                     "allreduce * * recursive_doubling\n");
+    REQUIRE(t.ok());
+    const std::vector<Rule>& r = t.rules;
+    Call c = call(Collective::allreduce, 4, 1024);
+    c.nodes = 1;
+    CHECK(choose({&r}, c) == &r[0]);
+    c.nodes = 2;
+    std::vector<Verdict> trace;
+    CHECK(choose({&r}, c, &trace) == &r[1]);
+    REQUIRE(!trace.empty());
+    CHECK(trace[0].outcome.find("one node") != std::string::npos);
+    c.nodes = 0; // unknown: never assume one node
+    CHECK(choose({&r}, c) == &r[1]);
+    const Algorithm* shm = find_algorithm(Collective::allreduce, "shm");
+    REQUIRE(shm != nullptr);
+    CHECK(why_not(*shm, CallShape{4, 1024, true, 1}) == std::nullopt);
+    CHECK(why_not(*shm, CallShape{4, 1024, false, 1}).has_value()); // a non-commutative op
+}
