@@ -212,7 +212,7 @@ std::unique_ptr<ShmComm> establish(Transport& net)
         for (int q = 1; q < P; ++q) net.post_recv(q, &answers[std::size_t(q)], 1);
         net.wait_all();
         ok = seg && std::all_of(answers.begin() + 1, answers.end(), [](char a) { return a == 1; });
-        if (seg) seg->unlink(); // everyone who could map it has: the name is no longer needed
+        if (seg) seg->unlink(); // everyone who could map it has: the path is no longer needed
         for (int q = 1; q < P; ++q) net.post_send(q, &ok, 1);
         net.wait_all();
     } else {

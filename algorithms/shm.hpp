@@ -77,8 +77,9 @@ void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args);
 
 // The registry's entries. The first shm call on a communicator sets up its segment: rank 0
-// creates it and sends the name over the transport, the others map it and answer, rank 0
-// unlinks it and tells everyone whether all succeeded. If any rank could not, or the
+// creates it (shm_segment.hpp: an anonymous memory file, never named in /dev/shm) and sends
+// its path over the transport, the others map it and answer, rank 0 closes the path and
+// tells everyone whether all succeeded. If any rank could not, or the
 // transport keeps no per-communicator state, or a chunk cannot hold the data, the call runs
 // a messaging algorithm instead (the same decision on every rank).
 void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);

@@ -1,23 +1,14 @@
 #include "shm_segment.hpp"
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <random>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace loom {
 namespace {
-
-std::string unique_name()
-{
-    static std::atomic<unsigned> counter{0};
-    std::random_device entropy; // pids repeat across containers sharing /dev/shm
-    return "/loom-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(entropy() & 0xffffff);
-}
 
 std::string system_error(const char* what, const std::string& name)
 {
@@ -34,30 +25,29 @@ std::byte* map(int fd, std::size_t bytes)
 
 std::unique_ptr<ShmSegment> ShmSegment::create(std::size_t bytes, std::string& error)
 {
-    const std::string name = unique_name();
-    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    const int fd = memfd_create("loom-shm", MFD_CLOEXEC);
     if (fd < 0) {
-        error = system_error("shm_open", name);
+        error = system_error("memfd_create", "loom-shm");
         return nullptr;
     }
+    const std::string name = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
     std::byte* data = nullptr;
-    // posix_fallocate reserves the pages now: a full /dev/shm fails here, not with SIGBUS later.
+    // posix_fallocate reserves the pages now: a full tmpfs fails here, not with SIGBUS later.
     const int rc = posix_fallocate(fd, 0, off_t(bytes));
     if (rc != 0) errno = rc, error = system_error("posix_fallocate", name);
     else if ((data = map(fd, bytes)) == nullptr) error = system_error("mmap", name);
-    close(fd);
     if (data == nullptr) {
-        shm_unlink(name.c_str());
+        close(fd);
         return nullptr;
     }
-    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, true));
+    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, fd));
 }
 
 std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string& name, std::size_t bytes, std::string& error)
 {
-    const int fd = shm_open(name.c_str(), O_RDWR, 0600);
+    const int fd = open(name.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        error = system_error("shm_open", name);
+        error = system_error("open", name);
         return nullptr;
     }
     struct stat st {};
@@ -66,13 +56,13 @@ std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string& name, std::siz
     else if ((data = map(fd, bytes)) == nullptr) error = system_error("mmap", name);
     close(fd);
     if (data == nullptr) return nullptr;
-    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, false));
+    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, -1));
 }
 
 void ShmSegment::unlink()
 {
-    if (owner_) shm_unlink(name_.c_str());
-    owner_ = false;
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
 }
 
 ShmSegment::~ShmSegment()

@@ -127,6 +127,33 @@ private:
     InprocTransport& net_;
 };
 
+// A transport that garbles the first message one rank receives (the segment's name), so that
+// rank cannot map the segment: every rank must then fall back together.
+class GarbledNameTransport final : public Transport {
+public:
+    GarbledNameTransport(InprocTransport& net, bool garble) : net_(net), garble_(garble) {}
+    int rank() const override { return net_.rank(); }
+    int size() const override { return net_.size(); }
+    void post_send(int peer, const void* buf, std::size_t bytes) override { net_.post_send(peer, buf, bytes); }
+    void post_recv(int peer, void* buf, std::size_t bytes) override
+    {
+        if (first_ == nullptr) first_ = static_cast<char*>(buf);
+        net_.post_recv(peer, buf, bytes);
+    }
+    void wait_all() override
+    {
+        net_.wait_all();
+        if (garble_ && first_ != nullptr && !done_) first_[1] = 'X', done_ = true; // "/Xroc/..."
+    }
+    void** shared_state() override { return net_.shared_state(); }
+
+private:
+    InprocTransport& net_;
+    bool garble_;
+    char* first_ = nullptr;
+    bool done_ = false;
+};
+
 std::set<std::string> loom_segments_in_dev_shm()
 {
     std::set<std::string> names;
@@ -178,29 +205,58 @@ TEST_CASE("shm: without per-communicator state, the messaging fallback gives the
     }
 }
 
-TEST_CASE("shm segment: created, mapped by name, unlinked, errors named", "[shm][segment]")
+TEST_CASE("shm segment: never in /dev/shm, mapped through its path, closed, errors named", "[shm][segment]")
 {
     const auto before = loom_segments_in_dev_shm();
     std::string error;
     auto owner = ShmSegment::create(4096, error);
     REQUIRE(owner != nullptr);
-    CHECK(owner->name().rfind("/loom-", 0) == 0);
+    CHECK(owner->name().rfind("/proc/", 0) == 0);
     CHECK(owner->name().size() <= ShmSegment::kMaxName);
+    CHECK(loom_segments_in_dev_shm() == before);
     auto other = ShmSegment::attach(owner->name(), 4096, error);
     REQUIRE(other != nullptr);
     owner->data()[17] = std::byte{42};
     CHECK(other->data()[17] == std::byte{42}); // the same memory
-    CHECK(loom_segments_in_dev_shm().size() == before.size() + 1);
     owner->unlink();
-    CHECK(loom_segments_in_dev_shm() == before); // gone from /dev/shm, still mapped
-    other->data()[18] = std::byte{7};
+    other->data()[18] = std::byte{7}; // still shared after the path is closed
     CHECK(owner->data()[18] == std::byte{7});
     CHECK(ShmSegment::attach(owner->name(), 4096, error) == nullptr);
-    CHECK(error.find("shm_open " + owner->name()) == 0);
+    CHECK(error.rfind("open " + owner->name() + ": ", 0) == 0);
     auto small = ShmSegment::create(64, error);
     REQUIRE(small != nullptr);
     CHECK(ShmSegment::attach(small->name(), 1 << 20, error) == nullptr);
     CHECK(error == "segment " + small->name() + " is smaller than expected");
-    small.reset(); // the owner's destructor unlinks
+    CHECK(ShmSegment::attach("/proc/1/fd/nonexistent", 64, error) == nullptr);
     CHECK(loom_segments_in_dev_shm() == before);
+}
+
+TEST_CASE("shm: when one rank cannot map the segment, every rank falls back, and keeps doing so", "[shm][fallback]")
+{
+    for (int P : {2, 3, 6}) {
+        for (int bad = 1; bad < P; bad += P - 2 > 0 ? P - 2 : 1) {
+            const std::size_t count = 5000;
+            const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+            const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
+            const Bytes expected = fold(sum, ints, count);
+            std::vector<int> wrong(static_cast<std::size_t>(P), 0);
+            const auto before = loom_segments_in_dev_shm();
+            const auto stats = run_ranks(P, [&](InprocTransport& inproc) {
+                GarbledNameTransport net(inproc, inproc.rank() == bad);
+                HostMemory mem;
+                for (int call = 0; call < 3; ++call) {
+                    Bytes out(count * 4);
+                    shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
+                    wrong[std::size_t(net.rank())] += out != expected;
+                }
+            });
+            INFO("P=" << P << " rank " << bad << " cannot map");
+            for (int w : wrong) CHECK(w == 0);
+            // 3 (P-1) set-up messages, then three messaging allreduces: well above the set-up.
+            std::size_t messages = 0;
+            for (std::size_t m : stats.messages_sent) messages += m;
+            CHECK(messages > 3 * std::size_t(P - 1) + 3);
+            CHECK(loom_segments_in_dev_shm() == before); // nothing named in /dev/shm, ever
+        }
+    }
 }
