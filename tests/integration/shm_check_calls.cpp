@@ -1,0 +1,264 @@
+// shm_check's calls: each collective run with its inputs, checked against references this
+// program computes (never through MPI), and loom's MPI_T counters showing loom served it;
+// shm forced for every collective through MPI_T.
+#include "shm_check.hpp"
+
+#include "loom_mpi_t.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace shm_check {
+
+// ---- loom through MPI_T ----
+
+namespace {
+loom::tools::LoomCounters counters[kCollCount];
+} // namespace
+
+void open_counters()
+{
+    for (int c = 0; c < kCollCount; ++c)
+        if (!counters[c].open(kCollName[c])) {
+            std::fprintf(stderr, "shm_check FAIL: loom's MPI_T counters for %s are missing: loom is not loaded\n",
+                         kCollName[c]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+}
+
+void force_shm()
+{
+    for (const char* coll : kCollName) {
+        const std::string var = std::string("coll_loom_") + coll + "_algorithm";
+        if (!loom::tools::set_loom_control(var, "shm")) {
+            std::fprintf(stderr, "shm_check FAIL: cannot set %s through MPI_T\n", var.c_str());
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+}
+
+namespace {
+
+// Runs `call` and checks that loom served it (once, if it reaches loom: Open MPI answers
+// calls on one rank, and some calls of count 0, itself) and declined nothing.
+template <class F>
+void counted(Comm& c, Coll coll, bool reaches_loom, const std::string& what, F&& call)
+{
+    auto& k = counters[coll];
+    const auto served0 = k.served(), declined0 = k.declined();
+    call();
+    ++cases;
+    const auto served = k.served() - served0, declined = k.declined() - declined0;
+    const unsigned long long want = reaches_loom && c.size >= 2;
+    if (served != want || declined != 0)
+        fail(what + ": loom served " + std::to_string(served) + " and declined " + std::to_string(declined) +
+             " calls, expected " + std::to_string(want) + " and 0");
+    if (want != 0) c.mapped = true;
+}
+
+// ---- inputs and references (computed here, never by Open MPI) ----
+
+int ival(int salt, int r, std::size_t i)
+{
+    const unsigned h = unsigned(salt) * 2654435761u + unsigned(r) * 40503u + unsigned(i) * 97u + unsigned(i >> 7);
+    return int(h % 2001u) - 1000;
+}
+std::uint8_t bval(int salt, int r, std::size_t i)
+{
+    return std::uint8_t(unsigned(salt) * 131u + unsigned(r) * 29u + unsigned(i) * 7u + unsigned(i >> 9));
+}
+
+enum Kind { kIntSum, kIntMax, kDoubleSum, kKindCount };
+const char* const kKindName[kKindCount] = {"int sum", "int max", "double sum"};
+
+template <class T> MPI_Datatype mpi_type();
+template <> MPI_Datatype mpi_type<int>() { return MPI_INT; }
+template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+
+template <class T>
+T reference(MPI_Op op, int salt, int size, std::size_t i)
+{
+    T acc = T(ival(salt, 0, i));
+    for (int q = 1; q < size; ++q) {
+        const T v = T(ival(salt, q, i));
+        acc = op == MPI_MAX ? std::max(acc, v) : acc + v; // small integers: exact in double
+    }
+    return acc;
+}
+
+// Element counts: 0, 1, odd, exactly one 32 KiB chunk of ints, just over one chunk, over two
+// chunks (> 64 KiB), larger. Byte counts (bcast, allgather) likewise.
+const std::size_t kCounts[] = {0, 1, 7, 1001, 8192, 8193, 16385, 20001};
+const std::size_t kBytes[] = {0, 1, 7, 4097, 32768, 32769, 65537, 98305};
+static_assert(kSizeClasses == int(sizeof kCounts / sizeof kCounts[0]));
+static_assert(kSizeClasses == int(sizeof kBytes / sizeof kBytes[0]));
+
+std::string describe(const Comm& c, const Case& k, const char* type)
+{
+    return std::string(kCollName[k.coll]) + " on " + c.name + " (size " + std::to_string(c.size) + "), " +
+           std::to_string(k.coll == kBcast || k.coll == kAllgather ? kBytes[k.size_class] : kCounts[k.size_class]) +
+           " x " + type + (k.in_place ? ", in place" : "") + ", salt " + std::to_string(k.salt);
+}
+
+template <class T>
+void run_allreduce(Comm& c, const Case& k, MPI_Op op, const char* type)
+{
+    const std::size_t n = kCounts[k.size_class];
+    std::vector<T> send(n), recv(n + 1, T(-77));
+    for (std::size_t i = 0; i < n; ++i) send[i] = T(ival(k.salt, c.rank, i));
+    if (k.in_place) std::copy(send.begin(), send.end(), recv.begin());
+    const std::string what = describe(c, k, type);
+    counted(c, kAllreduce, n != 0, what, [&] {
+        MPI_Allreduce(k.in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op, c.comm);
+    });
+    for (std::size_t i = 0; i < n; ++i)
+        if (recv[i] != reference<T>(op, k.salt, c.size, i)) return fail(what + ": wrong element " + std::to_string(i));
+    if (recv[n] != T(-77)) fail(what + ": wrote past the end");
+    for (std::size_t i = 0; i < n && !k.in_place; ++i)
+        if (send[i] != T(ival(k.salt, c.rank, i))) return fail(what + ": changed the send buffer");
+}
+
+template <class T>
+void run_reduce(Comm& c, const Case& k, MPI_Op op, const char* type)
+{
+    const std::size_t n = kCounts[k.size_class];
+    const int root = k.salt % c.size;
+    const bool root_in_place = k.in_place && c.rank == root;
+    std::vector<T> send(n), recv(n + 1, T(-77));
+    for (std::size_t i = 0; i < n; ++i) send[i] = T(ival(k.salt, c.rank, i));
+    if (root_in_place) std::copy(send.begin(), send.end(), recv.begin());
+    const std::string what = describe(c, k, type) + ", root " + std::to_string(root);
+    counted(c, kReduce, n != 0, what, [&] {
+        MPI_Reduce(root_in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op, root, c.comm);
+    });
+    if (c.rank == root) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (recv[i] != reference<T>(op, k.salt, c.size, i))
+                return fail(what + ": wrong element " + std::to_string(i) + " at the root");
+        if (recv[n] != T(-77)) fail(what + ": wrote past the end");
+    }
+    for (std::size_t i = 0; i < n && !root_in_place; ++i)
+        if (send[i] != T(ival(k.salt, c.rank, i))) return fail(what + ": changed the send buffer");
+}
+
+template <class T>
+void run_reduce_scatter_block(Comm& c, const Case& k, MPI_Op op, const char* type)
+{
+    const std::size_t n = kCounts[k.size_class], total = n * std::size_t(c.size);
+    std::vector<T> send(total), recv(k.in_place ? total : n + 1, T(-77));
+    for (std::size_t i = 0; i < total; ++i) send[i] = T(ival(k.salt, c.rank, i));
+    if (k.in_place) recv = send;
+    const std::string what = describe(c, k, type);
+    counted(c, kReduceScatterBlock, n != 0, what, [&] {
+        MPI_Reduce_scatter_block(k.in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op,
+                                 c.comm);
+    });
+    const std::size_t first = std::size_t(c.rank) * n;
+    for (std::size_t i = 0; i < n; ++i)
+        if (recv[i] != reference<T>(op, k.salt, c.size, first + i))
+            return fail(what + ": wrong element " + std::to_string(i) + " of my block");
+    if (!k.in_place && recv[n] != T(-77)) fail(what + ": wrote past my block");
+    for (std::size_t i = 0; i < total && !k.in_place; ++i)
+        if (send[i] != T(ival(k.salt, c.rank, i))) return fail(what + ": changed the send buffer");
+}
+
+void run_bcast(Comm& c, const Case& k)
+{
+    const std::size_t n = kBytes[k.size_class];
+    const int root = (k.salt / 3) % c.size;
+    std::vector<std::uint8_t> buf(n + 1, 0xEE);
+    buf[n] = 0x5A;
+    if (c.rank == root)
+        for (std::size_t i = 0; i < n; ++i) buf[i] = bval(k.salt, root, i);
+    const std::string what = describe(c, k, "byte") + ", root " + std::to_string(root);
+    counted(c, kBcast, n != 0, what, [&] { MPI_Bcast(buf.data(), int(n), MPI_BYTE, root, c.comm); });
+    for (std::size_t i = 0; i < n; ++i)
+        if (buf[i] != bval(k.salt, root, i)) return fail(what + ": wrong byte " + std::to_string(i));
+    if (buf[n] != 0x5A) fail(what + ": wrote past the end");
+}
+
+void run_allgather(Comm& c, const Case& k)
+{
+    const std::size_t n = kBytes[k.size_class], P = std::size_t(c.size);
+    std::vector<std::uint8_t> send(n), recv(n * P + 1, 0xEE);
+    recv[n * P] = 0x5A;
+    for (std::size_t i = 0; i < n; ++i) send[i] = bval(k.salt, c.rank, i);
+    if (k.in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(std::size_t(c.rank) * n));
+    const std::string what = describe(c, k, "byte");
+    counted(c, kAllgather, n != 0, what, [&] {
+        MPI_Allgather(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE,
+                      c.comm);
+    });
+    for (std::size_t q = 0; q < P; ++q)
+        for (std::size_t i = 0; i < n; ++i)
+            if (recv[q * n + i] != bval(k.salt, int(q), i))
+                return fail(what + ": wrong byte " + std::to_string(i) + " of rank " + std::to_string(q) + "'s block");
+    if (recv[n * P] != 0x5A) fail(what + ": wrote past the end");
+}
+
+void run_allgatherv(Comm& c, const Case& k)
+{
+    // Irregular counts (every third rank 0), at displacements with gaps of 2 (odd salts) or dense.
+    const std::size_t base = kCounts[k.size_class];
+    const bool gaps = k.salt % 2 != 0;
+    const int P = c.size;
+    std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
+    int next = 0;
+    for (int q = 0; q < P; ++q) {
+        counts[std::size_t(q)] = base == 0 || q % 3 == 2 ? 0 : int(base) + 3 * q;
+        displs[std::size_t(q)] = next;
+        next += counts[std::size_t(q)] + (gaps ? 2 : 0);
+    }
+    const std::size_t mine = std::size_t(counts[std::size_t(c.rank)]);
+    std::vector<int> send(mine), recv(std::size_t(next) + 1, -77);
+    for (std::size_t i = 0; i < mine; ++i) send[i] = ival(k.salt, c.rank, i);
+    if (k.in_place) std::copy(send.begin(), send.end(), recv.begin() + displs[std::size_t(c.rank)]);
+    const std::string what = describe(c, k, "int") + (gaps ? ", gaps" : ", dense");
+    // Open MPI 4.1's MPI layer returns early when every count is 0.
+    counted(c, kAllgatherv, base != 0, what, [&] {
+        MPI_Allgatherv(k.in_place ? MPI_IN_PLACE : send.data(), int(mine), MPI_INT, recv.data(), counts.data(),
+                       displs.data(), MPI_INT, c.comm);
+    });
+    for (int q = 0; q < P; ++q) {
+        const std::size_t d = std::size_t(displs[std::size_t(q)]), m = std::size_t(counts[std::size_t(q)]);
+        for (std::size_t i = 0; i < m; ++i)
+            if (recv[d + i] != ival(k.salt, q, i))
+                return fail(what + ": wrong element " + std::to_string(i) + " of rank " + std::to_string(q));
+        if (gaps && (recv[d + m] != -77 || recv[d + m + 1] != -77)) return fail(what + ": wrote into a gap");
+    }
+    if (recv.back() != -77) fail(what + ": wrote past the end");
+}
+
+void run_barrier(Comm& c, const Case& k)
+{
+    counted(c, kBarrier, true, describe(c, k, "-"), [&] { MPI_Barrier(c.comm); });
+}
+
+} // namespace
+
+void run_case(Comm& c, const Case& k)
+{
+    const Kind kind = Kind(k.salt % kKindCount);
+    const MPI_Op op = kind == kIntMax ? MPI_MAX : MPI_SUM;
+    switch (k.coll) {
+    case kAllreduce:
+        return kind == kDoubleSum ? run_allreduce<double>(c, k, op, kKindName[kind])
+                                  : run_allreduce<int>(c, k, op, kKindName[kind]);
+    case kReduce:
+        return kind == kDoubleSum ? run_reduce<double>(c, k, op, kKindName[kind])
+                                  : run_reduce<int>(c, k, op, kKindName[kind]);
+    case kReduceScatterBlock:
+        return kind == kDoubleSum ? run_reduce_scatter_block<double>(c, k, op, kKindName[kind])
+                                  : run_reduce_scatter_block<int>(c, k, op, kKindName[kind]);
+    case kBcast: return run_bcast(c, k);
+    case kAllgather: return run_allgather(c, k);
+    case kAllgatherv: return run_allgatherv(c, k);
+    case kBarrier: return run_barrier(c, k);
+    case kCollCount: break;
+    }
+}
+
+} // namespace shm_check
