@@ -93,20 +93,35 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
     for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q) + begin, out, n);
 }
 
-// The chunks of a reduction: each copies its chunk in, the slices are reduced, and
-// `copy_out` decides who copies the result out.
+// Up to this many bytes over all slots (P x the vector), every rank that needs the result
+// reduces the whole vector itself: one sync instead of two, which is what small calls cost.
+constexpr std::size_t kWholeReduceBytes = 4096;
+
+// The chunks of a reduction: each rank copies its chunk in; then either the ranks that need
+// the result reduce it whole (small vectors), or every rank reduces its slice and they copy
+// the result out. `root` < 0: every rank needs the result. Slots are reduced in rank order
+// either way, so every rank gets the same bits.
 void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void* input, void* output,
-                   std::size_t count, bool copy_out)
+                   std::size_t count, int root)
 {
     const std::size_t es = op.elem_size, per_chunk = shm.slot_bytes() / es;
+    const bool needs_result = root < 0 || shm.rank() == root;
+    const bool whole = count * es * std::size_t(shm.size()) <= kWholeReduceBytes;
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
         const int region = shm.next_region();
         mem.copy(shm.slot(region, shm.rank()), bytes_of(input) + off * es, n * es);
         shm.sync();
+        std::byte* out = bytes_of(output) + off * es;
+        if (whole) {
+            if (!needs_result) continue;
+            mem.copy(out, shm.slot(region, 0), n * es); // in place: the input is in my slot already
+            for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q), out, n);
+            continue;
+        }
         reduce_slice(shm, mem, op, region, n);
         shm.sync();
-        if (copy_out) mem.copy(bytes_of(output) + off * es, shm.result(region), n * es);
+        if (needs_result) mem.copy(out, shm.result(region), n * es);
     }
 }
 
@@ -149,13 +164,12 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
 
 void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args)
 {
-    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, true);
+    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, -1);
 }
 
 void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args)
 {
-    const bool root = shm.rank() == args.root;
-    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, root);
+    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, args.root);
 }
 
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args)

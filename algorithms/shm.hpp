@@ -19,6 +19,8 @@
 //   allgather: each copies its m in, s, each copies (P-1) m out.
 //   allreduce / reduce: each copies m in, s, each reduces a 1/P slice over P slots
 //     (m g, split across ranks, not one rank reducing everything), s, each copies m out.
+//     Up to P m = 4 KiB the ranks that need the result reduce all P slots themselves
+//     instead: one sync, not two (P m g is tiny there; the sync is what costs).
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
 // Limits: all ranks on one node (registry need `same_node`); commutative ops only for the
 // reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot.
