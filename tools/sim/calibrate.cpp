@@ -40,120 +40,14 @@
 #include "calibrate.hpp"
 #include "size_text.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
-#include <fstream>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace loom::calibrate {
-
-// ---- small helpers (calibrate.hpp) -------------------------------------------------------
-
-double median(std::vector<double> v)
-{
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// A barrier whose waiting ranks sleep instead of spinning, so on a machine with few cores the
-// ranks that are not measuring do not steal the measuring ranks' CPU.
-void sleeping_barrier()
-{
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    int done = 0;
-    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-}
-
-// Rank 0 gets every rank's value (through MPI_Gather: not a collective loom serves, so it
-// never runs a forced algorithm and never counts in loom's counters).
-std::vector<double> gather_to_root(double value, int rank, int size)
-{
-    std::vector<double> all(rank == 0 ? std::size_t(size) : 1);
-    MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    return all;
-}
-
-double max_over_ranks(double value, int rank, int size)
-{
-    const auto all = gather_to_root(value, rank, size);
-    return rank == 0 ? *std::max_element(all.begin(), all.end()) : 0;
-}
-
-// Every rank gets rank 0's value (MPI_Scatter, for the same reason as gather_to_root).
-long from_root(long value, int size)
-{
-    std::vector<long> all(std::size_t(size), value);
-    long mine = 0;
-    MPI_Scatter(all.data(), 1, MPI_LONG, &mine, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    return mine;
-}
-
-// An integer MPI control variable (e.g. btl_vader_eager_limit), or nothing if it is absent.
-std::optional<unsigned long long> read_cvar(const std::string& name)
-{
-    int provided, index, count;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
-    std::optional<unsigned long long> result;
-    MPI_Datatype type;
-    MPI_T_cvar_handle handle;
-    if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
-        MPI_T_cvar_get_info(index, nullptr, nullptr, nullptr, &type, nullptr, nullptr, nullptr, nullptr, nullptr) ==
-            MPI_SUCCESS &&
-        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
-        alignas(8) unsigned char raw[16] = {};
-        if (count == 1 && MPI_T_cvar_read(handle, raw) == MPI_SUCCESS) {
-            if (type == MPI_INT) result = (unsigned long long)*reinterpret_cast<int*>(raw);
-            else if (type == MPI_UNSIGNED) result = *reinterpret_cast<unsigned*>(raw);
-            else if (type == MPI_UNSIGNED_LONG) result = *reinterpret_cast<unsigned long*>(raw);
-            else if (type == MPI_UNSIGNED_LONG_LONG) result = *reinterpret_cast<unsigned long long*>(raw);
-        }
-        MPI_T_cvar_handle_free(&handle);
-    }
-    MPI_T_finalize();
-    return result;
-}
-
-std::string now_text()
-{
-    char buf[64];
-    const std::time_t t = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", std::localtime(&t));
-    return buf;
-}
-
-// "model name" from /proc/cpuinfo, without characters a model file's value may not hold.
-std::string cpu_name()
-{
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) != 0) continue;
-        std::string name = line.substr(line.find(':') + 2);
-        std::replace(name.begin(), name.end(), '#', ' ');
-        return name;
-    }
-    return "unknown CPU";
-}
-
-std::string host_name()
-{
-    char buf[256] = {};
-    gethostname(buf, sizeof buf - 1);
-    return buf;
-}
 
 // ---- command line ------------------------------------------------------------------------
 

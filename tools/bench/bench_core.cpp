@@ -1,0 +1,285 @@
+// bench_core (bench_core.hpp): one collective call, checked and timed, and the small MPI helpers
+// of the tools that time collectives.
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "bench_core.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <thread>
+
+namespace loom::bench {
+
+// ---- small MPI and text helpers ------------------------------------------------------------
+
+double median(std::vector<double> v)
+{
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void sleeping_barrier()
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    int done = 0;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
+std::vector<double> gather_to_root(double value, int rank, int size)
+{
+    std::vector<double> all(rank == 0 ? std::size_t(size) : 1);
+    MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return all;
+}
+
+double max_over_ranks(double value, int rank, int size)
+{
+    const auto all = gather_to_root(value, rank, size);
+    return rank == 0 ? *std::max_element(all.begin(), all.end()) : 0;
+}
+
+long from_root(long value, int size)
+{
+    std::vector<long> all(std::size_t(size), value);
+    long mine = 0;
+    MPI_Scatter(all.data(), 1, MPI_LONG, &mine, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    return mine;
+}
+
+int count_nodes(int rank, int size)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    MPI_Get_processor_name(name, &length);
+    std::vector<char> all(rank == 0 ? std::size_t(size) * MPI_MAX_PROCESSOR_NAME : 1);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    std::set<std::string> names;
+    if (rank == 0)
+        for (int r = 0; r < size; ++r) {
+            const char* p = all.data() + std::size_t(r) * MPI_MAX_PROCESSOR_NAME;
+            names.emplace(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
+        }
+    return int(from_root(long(names.size()), size));
+}
+
+std::optional<unsigned long long> read_cvar(const std::string& name)
+{
+    int provided, index, count;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
+    std::optional<unsigned long long> result;
+    MPI_Datatype type;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
+        MPI_T_cvar_get_info(index, nullptr, nullptr, nullptr, &type, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+            MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        alignas(8) unsigned char raw[16] = {};
+        if (count == 1 && MPI_T_cvar_read(handle, raw) == MPI_SUCCESS) {
+            if (type == MPI_INT) result = (unsigned long long)*reinterpret_cast<int*>(raw);
+            else if (type == MPI_UNSIGNED) result = *reinterpret_cast<unsigned*>(raw);
+            else if (type == MPI_UNSIGNED_LONG) result = *reinterpret_cast<unsigned long*>(raw);
+            else if (type == MPI_UNSIGNED_LONG_LONG) result = *reinterpret_cast<unsigned long long*>(raw);
+        }
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return result;
+}
+
+std::string now_text()
+{
+    char buf[64];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", std::localtime(&t));
+    return buf;
+}
+
+std::string cpu_name()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) != 0) continue;
+        std::string name = line.substr(line.find(':') + 2);
+        std::replace(name.begin(), name.end(), '#', ' ');
+        return name;
+    }
+    return "unknown CPU";
+}
+
+std::string host_name()
+{
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+// ---- one collective call -------------------------------------------------------------------
+
+bool can_call(Collective c)
+{
+    switch (c) {
+    case Collective::allreduce:
+    case Collective::reduce:
+    case Collective::bcast:
+    case Collective::allgather:
+    case Collective::reduce_scatter_block:
+    case Collective::barrier: return true;
+    default: return false;
+    }
+}
+
+bool is_reduction(Collective c)
+{
+    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block;
+}
+
+std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
+{
+    const std::size_t P = std::size_t(ranks), d = sizeof(double);
+    switch (c) {
+    case Collective::allreduce:
+    case Collective::reduce:
+        return nominal >= d ? std::optional(Case{c, nominal, nominal / d * d, nominal / d}) : std::nullopt;
+    case Collective::reduce_scatter_block: {
+        const std::size_t block = nominal / P / d; // doubles per rank
+        return block ? std::optional(Case{c, nominal, block * d * P, block}) : std::nullopt;
+    }
+    case Collective::allgather: {
+        const std::size_t block = nominal / P; // bytes per rank
+        return block ? std::optional(Case{c, nominal, block * P, block}) : std::nullopt;
+    }
+    case Collective::bcast: return Case{c, nominal, nominal, nominal};
+    case Collective::barrier: return Case{c, 0, 0, 0};
+    default: return std::nullopt;
+    }
+}
+
+void call_once(const Case& k, Buffers& b)
+{
+    const int n = int(k.count);
+    switch (k.collective) {
+    case Collective::allreduce: MPI_Allreduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case Collective::reduce: MPI_Reduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case Collective::reduce_scatter_block:
+        MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case Collective::allgather:
+        MPI_Allgather(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case Collective::bcast: MPI_Bcast(b.recv.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case Collective::barrier: MPI_Barrier(MPI_COMM_WORLD); break;
+    default: break;
+    }
+}
+
+namespace {
+unsigned char pattern(std::size_t rank, std::size_t i) { return (unsigned char)(rank * 31 + i * 7 + 1); }
+} // namespace
+
+bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
+{
+    const std::size_t P = std::size_t(size), r = std::size_t(rank);
+    const double triangle = double(size) * (size + 1) / 2;
+    std::fill(b.recv.begin(), b.recv.end(), -1.0);
+    switch (k.collective) {
+    case Collective::allreduce:
+    case Collective::reduce:
+    case Collective::reduce_scatter_block:
+        // send[i] = (rank + 1) (1 + i mod 5): every sum is triangle (1 + i mod 5), exact in doubles
+        for (std::size_t i = 0; i < b.send.size(); ++i) b.send[i] = double(rank + 1) * double(1 + i % 5);
+        break;
+    case Collective::allgather:
+        for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[i] = pattern(r, i);
+        break;
+    case Collective::bcast:
+        if (rank == 0)
+            for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
+        break;
+    default: break;
+    }
+    call_once(k, b);
+    switch (k.collective) {
+    case Collective::allreduce:
+        for (std::size_t i = 0; i < k.count; ++i)
+            if (b.recv[i] != triangle * double(1 + i % 5)) return false;
+        return true;
+    case Collective::reduce:
+        if (rank != 0) return true; // only the root gets a result
+        for (std::size_t i = 0; i < k.count; ++i)
+            if (b.recv[i] != triangle * double(1 + i % 5)) return false;
+        return true;
+    case Collective::reduce_scatter_block:
+        for (std::size_t j = 0; j < k.count; ++j)
+            if (b.recv[j] != triangle * double(1 + (r * k.count + j) % 5)) return false;
+        return true;
+    case Collective::allgather:
+        for (std::size_t q = 0; q < P; ++q)
+            for (std::size_t i = 0; i < k.count; ++i)
+                if (b.recv_bytes()[q * k.count + i] != pattern(q, i)) return false;
+        return true;
+    case Collective::bcast:
+        for (std::size_t i = 0; i < k.count; ++i)
+            if (b.recv_bytes()[i] != pattern(0, i)) return false;
+        return true;
+    default: return true;
+    }
+}
+
+// ---- timing ------------------------------------------------------------------------------
+
+double timed_run(const Case& k, Buffers& b, int rank, int size, long calls)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (long i = 0; i < calls; ++i) call_once(k, b);
+    return max_over_ranks((MPI_Wtime() - t0) / double(calls), rank, size);
+}
+
+long plan_iterations(const Case& k, Buffers& b, int rank, int size, const IterationPlan& plan, long& calls)
+{
+    // Only rank 0 knows the estimate (max_over_ranks); from_root gives every rank its count.
+    auto iterations_for = [&](double seconds, double per_call) {
+        return from_root(long(std::clamp(seconds / std::max(per_call, 1e-7), double(plan.min_iterations),
+                                         double(plan.max_iterations))),
+                         size);
+    };
+    const int warmup = 2;
+    double estimate = timed_run(k, b, rank, size, warmup);
+    calls += warmup;
+    if (plan.refine) {
+        const long more = from_root(long(std::clamp(plan.target_seconds / 10 / std::max(estimate, 1e-7), 1.0,
+                                                    double(plan.max_iterations) / 10 + 1)),
+                                    size);
+        estimate = timed_run(k, b, rank, size, more);
+        calls += more;
+    }
+    return iterations_for(plan.target_seconds, estimate);
+}
+
+Timing time_case(const Case& k, Buffers& b, int rank, int size, int repeats, const IterationPlan& plan)
+{
+    Timing t;
+    t.iterations = plan_iterations(k, b, rank, size, plan, t.calls);
+    std::vector<double> runs;
+    for (int r = 0; r < repeats; ++r) {
+        runs.push_back(timed_run(k, b, rank, size, t.iterations));
+        t.calls += t.iterations;
+    }
+    t.seconds = rank == 0 ? median(runs) : 0;
+    return t;
+}
+
+} // namespace loom::bench

@@ -1,0 +1,472 @@
+// loom-bench: times MPI collectives with each of loom's algorithms forced in turn, with loom's own
+// choice, or (in a job without loom) with Open MPI's default, side by side in one job.
+//
+//   mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench
+//       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]
+//       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|loom|NAME,...]
+//       [--repeats 5] [--time 0.05] [--csv FILE]
+//
+// Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
+// collective in loom's registry that can serve the call at this np (loom::why_not, with the
+// node count found by comparing MPI_Get_processor_name across ranks, so the shared-memory
+// algorithms take part when every rank is on one node), plus "loom": loom's own choice (the
+// algorithm parameter left empty). "loom" alone, or a list of algorithm names (and "loom"),
+// picks some of them; a name a collective lacks is skipped for that collective. Algorithms are
+// forced through MPI_T (coll_loom_<collective>_algorithm), the way users force them. If loom is
+// not loaded the one contender is "ompi", Open MPI's default, and --algorithms is ignored.
+//
+// Sizes are loom's message sizes (selection_rules/RULES.md, "Message size": the whole vector
+// for allgather and reduce_scatter_block); --sizes A:B is A, 2A, 4A, ... up to B. Reductions
+// are MPI_DOUBLE with MPI_SUM, the rest MPI_BYTE, bcast and reduce from root 0; barrier runs
+// once, at 0 bytes. A size too small for a collective at this np (a vector or per-rank block
+// under one element) is skipped, and allgather and reduce_scatter_block round the vector down
+// to N equal blocks: the bytes reported are those of the calls made.
+//
+// Per collective and size: every contender makes one call whose result is checked against
+// values computed here (never by Open MPI), then warms up and is given enough iterations for
+// about --time seconds. Then --repeats rounds time the contenders interleaved, A B C A B C ...,
+// each run OSU-style (a barrier, the iterations, the slowest rank's mean time per call); a
+// contender's time is the median of its runs. For loom's contenders, loom's MPI_T counters
+// must show that loom served every call made with that contender and declined none. A wrong
+// result or a call loom did not serve stops the program with exit status 1 and a message
+// naming the collective, the contender and the size.
+//
+// Rank 0 prints one table per collective (bytes, then microseconds per call for each
+// contender) and with --csv writes rows collective,contender,np,bytes,time_us,iterations.
+// Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "bench_core.hpp"
+#include "loom_mpi_t.hpp"
+#include "registry.hpp"
+#include "size_text.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using loom::Algorithm;
+using loom::Collective;
+using loom::tools::format_size;
+using loom::tools::parse_size;
+namespace bench = loom::bench;
+
+const char* const kUsage =
+    "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
+    "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
+    "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|loom|NAME,...]\n"
+    "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
+
+struct Usage : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+struct Options {
+    std::vector<Collective> collectives{Collective::allreduce, Collective::reduce, Collective::bcast,
+                                        Collective::allgather, Collective::reduce_scatter_block,
+                                        Collective::barrier};
+    std::vector<std::size_t> sizes; // nominal message sizes, ascending
+    std::vector<std::string> algorithms{"all"};
+    int repeats = 5;
+    double seconds = 0.05; // per timed run
+    std::string csv;
+};
+
+std::vector<std::string> split(const std::string& text, const std::string& what)
+{
+    std::vector<std::string> words;
+    std::stringstream in(text);
+    std::string word;
+    while (std::getline(in, word, ','))
+        if (!word.empty()) words.push_back(word);
+    if (words.empty()) throw Usage(what + ": empty list");
+    return words;
+}
+
+constexpr std::size_t kMaxBytes = std::size_t(1) << 30;
+
+// "A:B": A, 2A, 4A, ... up to B.
+std::vector<std::size_t> parse_range(const std::string& text)
+{
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) throw Usage("--sizes wants FROM:TO (e.g. 8:64K); use --bytes for a list");
+    const std::size_t from = parse_size(text.substr(0, colon)), to = parse_size(text.substr(colon + 1));
+    if (from == 0 || from > to || to > kMaxBytes) throw Usage("--sizes " + text + ": want 0 < FROM <= TO <= 1G");
+    std::vector<std::size_t> sizes;
+    for (std::size_t s = from; s <= to; s *= 2) sizes.push_back(s);
+    return sizes;
+}
+
+std::vector<std::size_t> parse_list(const std::string& text)
+{
+    std::vector<std::size_t> sizes;
+    for (const auto& word : split(text, "--bytes")) sizes.push_back(parse_size(word));
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (sizes.back() > kMaxBytes) throw Usage("--bytes: sizes up to 1G");
+    return sizes;
+}
+
+Collective parse_collective(const std::string& name)
+{
+    for (int i = 0; i < loom::kCollectiveCount; ++i) {
+        const auto c = Collective(i);
+        if (loom::to_string(c) == name && bench::can_call(c)) return c;
+    }
+    throw Usage("--collectives: unknown collective '" + name +
+                "' (known: allreduce, reduce, bcast, allgather, reduce_scatter_block, barrier)");
+}
+
+Options parse_options(int argc, char** argv)
+{
+    Options o;
+    bool sizes_given = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw Usage(arg + " needs a value");
+            return argv[++i];
+        };
+        auto number = [&](const std::string& text) {
+            std::size_t used = 0;
+            double v = 0;
+            try {
+                v = std::stod(text, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != text.size()) throw Usage(arg + ": bad number '" + text + "'");
+            return v;
+        };
+        if (arg == "--collectives") {
+            o.collectives.clear();
+            for (const auto& word : split(value(), arg)) o.collectives.push_back(parse_collective(word));
+        } else if (arg == "--sizes" || arg == "--bytes") {
+            if (sizes_given) throw Usage("give --sizes or --bytes once");
+            sizes_given = true;
+            o.sizes = arg == "--sizes" ? parse_range(value()) : parse_list(value());
+        } else if (arg == "--algorithms") o.algorithms = split(value(), arg);
+        else if (arg == "--repeats") {
+            const double v = number(value());
+            if (v < 1 || v != int(v)) throw Usage("--repeats wants a whole number >= 1");
+            o.repeats = int(v);
+        } else if (arg == "--time") {
+            o.seconds = number(value());
+            if (!(o.seconds > 0 && o.seconds <= 10)) throw Usage("--time wants seconds in (0, 10]");
+        } else if (arg == "--csv") o.csv = value();
+        else if (arg == "-h" || arg == "--help") throw Usage("");
+        else throw Usage("unknown argument '" + arg + "'");
+    }
+    if (!sizes_given) o.sizes = parse_range("8:64K");
+    return o;
+}
+
+// Checks the algorithm names of --algorithms against the registry (loom jobs only): each must
+// name an algorithm of at least one of the collectives asked for.
+void check_algorithm_names(const Options& o)
+{
+    for (const auto& name : o.algorithms) {
+        if (name == "all" || name == "loom") continue;
+        bool found = false;
+        for (Collective c : o.collectives) found = found || loom::find_algorithm(c, name) != nullptr;
+        if (!found) throw Usage("--algorithms: no collective asked for has an algorithm named '" + name + "'");
+    }
+}
+
+// A column of the tables: one of loom's algorithms forced, loom's choice, or Open MPI's default.
+struct Contender {
+    std::string name;
+    const Algorithm* algorithm = nullptr; // forced algorithm; nullptr for "loom" and "ompi"
+    bool loom = false;                    // loom serves it (its counters must agree)
+    std::string forced_value() const { return algorithm ? std::string(algorithm->name) : std::string(); }
+};
+
+// The contenders of collective `c` asked for, whatever the size (registry order, "loom" last).
+std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_loaded)
+{
+    if (!loom_loaded) return {Contender{"ompi", nullptr, false}};
+    const auto asked = [&](std::string_view name) {
+        return std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end() ||
+               std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end();
+    };
+    std::vector<Contender> list;
+    for (const Algorithm& a : loom::all_algorithms())
+        if (a.collective == c && asked(a.name)) list.push_back(Contender{std::string(a.name), &a, true});
+    if (asked("loom")) list.push_back(Contender{"loom", nullptr, true});
+    return list;
+}
+
+struct Result {
+    std::string contender;
+    double time_us;
+    long iterations;
+};
+
+struct Job {
+    int rank, size, nodes;
+    bool loom_loaded;
+    const Options* options;
+    bench::Buffers* buffers;
+    std::ofstream* csv; // rank 0, with --csv
+};
+
+// Forces the contender's algorithm ("loom": none) for the collective's next calls; every rank
+// calls it alike, between collectives. Nothing to do for "ompi".
+void force(const std::string& collective, const Contender& k)
+{
+    if (!k.loom) return;
+    const std::string value = k.forced_value();
+    if (!loom::tools::set_loom_control("coll_loom_" + collective + "_algorithm", value.c_str()))
+        throw std::runtime_error("cannot set coll_loom_" + collective + "_algorithm through MPI_T");
+}
+
+// What one contender did at one size.
+struct Run {
+    long iterations = 0;
+    long calls = 0;                   // calls made with it forced, warm-up included
+    unsigned long long served = 0, declined = 0;
+    bool correct = true;
+    std::vector<double> seconds;      // rank 0: one per round
+};
+
+// Reads loom's counters around a stretch of calls made with one contender forced.
+class CounterWindow {
+public:
+    CounterWindow(loom::tools::LoomCounters* c, Run& run) : counters_(c), run_(run)
+    {
+        if (counters_) served0_ = counters_->served(), declined0_ = counters_->declined();
+    }
+    ~CounterWindow()
+    {
+        if (!counters_) return;
+        run_.served += counters_->served() - served0_;
+        run_.declined += counters_->declined() - declined0_;
+    }
+
+private:
+    loom::tools::LoomCounters* counters_;
+    Run& run_;
+    unsigned long long served0_ = 0, declined0_ = 0;
+};
+
+// Every rank learns whether any rank raised `flag`.
+bool any_rank(bool flag, int rank, int size)
+{
+    return bench::from_root(long(bench::max_over_ranks(flag ? 1.0 : 0.0, rank, size)), size) != 0;
+}
+
+// Checks and times every contender at one size; rank 0 returns the results. Every rank
+// returns nullopt (rank 0 after printing why) if a contender gave a wrong result or was not
+// served by loom.
+std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k, const std::vector<Contender>& all,
+                                              loom::tools::LoomCounters* counters, const Job& job)
+{
+    const std::string name(loom::to_string(c));
+    const Options& o = *job.options;
+    std::vector<const Contender*> here;
+    for (const Contender& x : all)
+        if (!x.algorithm ||
+            !loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes}))
+            here.push_back(&x);
+    if (here.empty()) return std::vector<Result>{};
+    const std::string where = " at " + format_size(k.bytes) + " bytes (np " + std::to_string(job.size) + ")";
+    auto fail = [&](const std::string& what) {
+        if (job.rank == 0) std::fprintf(stderr, "loom-bench: %s\n", what.c_str());
+    };
+
+    // One checked call, then warm-up and the iteration count, per contender.
+    std::vector<Run> runs(here.size());
+    const bench::IterationPlan plan{.target_seconds = o.seconds, .min_iterations = 3, .max_iterations = 200000,
+                                    .refine = true};
+    for (std::size_t i = 0; i < here.size(); ++i) {
+        force(name, *here[i]);
+        CounterWindow window(here[i]->loom ? counters : nullptr, runs[i]);
+        runs[i].correct = bench::call_and_verify(k, *job.buffers, job.rank, job.size);
+        runs[i].calls = 1;
+        runs[i].iterations = bench::plan_iterations(k, *job.buffers, job.rank, job.size, plan, runs[i].calls);
+    }
+    bool failed = false;
+    for (std::size_t i = 0; i < here.size(); ++i)
+        if (any_rank(!runs[i].correct, job.rank, job.size)) {
+            fail(name + " " + here[i]->name + where + ": wrong result");
+            failed = true;
+        }
+    if (failed) return std::nullopt;
+
+    // The timed rounds, contenders interleaved.
+    for (int round = 0; round < o.repeats; ++round)
+        for (std::size_t i = 0; i < here.size(); ++i) {
+            force(name, *here[i]);
+            CounterWindow window(here[i]->loom ? counters : nullptr, runs[i]);
+            bench::call_once(k, *job.buffers); // a first call after switching, untimed
+            runs[i].seconds.push_back(bench::timed_run(k, *job.buffers, job.rank, job.size, runs[i].iterations));
+            runs[i].calls += 1 + runs[i].iterations;
+        }
+
+    // loom served every call of its contenders (barrier: timed_run's own barriers count too).
+    for (std::size_t i = 0; i < here.size(); ++i) {
+        if (!here[i]->loom) continue;
+        const auto calls = (unsigned long long)runs[i].calls;
+        const bool served = (c == Collective::barrier ? runs[i].served >= calls : runs[i].served == calls) &&
+                            runs[i].declined == 0;
+        if (!served)
+            std::fprintf(stderr, "loom-bench: rank %d: %s %s%s: loom served %llu and declined %llu of %llu calls\n",
+                         job.rank, name.c_str(), here[i]->name.c_str(), where.c_str(), runs[i].served,
+                         runs[i].declined, calls);
+        if (any_rank(!served, job.rank, job.size)) {
+            fail(name + " " + here[i]->name + where + ": loom did not serve every call");
+            failed = true;
+        }
+    }
+    if (failed) return std::nullopt;
+
+    std::vector<Result> results;
+    if (job.rank == 0)
+        for (std::size_t i = 0; i < here.size(); ++i)
+            results.push_back(Result{here[i]->name, bench::median(runs[i].seconds) / bench::kUs, runs[i].iterations});
+    return results;
+}
+
+void print_table(Collective c, const std::vector<Contender>& contenders,
+                 const std::vector<std::pair<std::size_t, std::vector<Result>>>& rows, const Job& job)
+{
+    const std::string name(loom::to_string(c));
+    std::printf("\n%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n", name.c_str(),
+                bench::is_reduction(c) ? "MPI_DOUBLE + MPI_SUM" : c == Collective::barrier ? "no data" : "MPI_BYTE",
+                job.size, job.options->repeats);
+    std::vector<std::string> columns;
+    for (const Contender& x : contenders)
+        for (const auto& row : rows)
+            if (std::any_of(row.second.begin(), row.second.end(), [&](const Result& r) { return r.contender == x.name; })) {
+                columns.push_back(x.name);
+                break;
+            }
+    std::printf("%10s", "bytes");
+    for (const auto& col : columns) std::printf(" %*s", int(std::max<std::size_t>(10, col.size())), col.c_str());
+    std::printf("\n");
+    for (const auto& [bytes, results] : rows) {
+        std::printf("%10zu", bytes);
+        for (const auto& col : columns) {
+            const int width = int(std::max<std::size_t>(10, col.size()));
+            const auto r = std::find_if(results.begin(), results.end(), [&](const Result& x) { return x.contender == col; });
+            if (r == results.end()) std::printf(" %*s", width, "-");
+            else std::printf(" %*.2f", width, r->time_us);
+        }
+        std::printf("\n");
+    }
+    std::fflush(stdout);
+}
+
+// Runs every size of one collective; false (on every rank) if a contender failed.
+bool bench_collective(Collective c, const Job& job)
+{
+    const std::string name(loom::to_string(c));
+    const Options& o = *job.options;
+    const auto contenders = contenders_for(c, o, job.loom_loaded);
+    if (contenders.empty()) return true;
+    std::optional<loom::tools::LoomCounters> counters;
+    if (job.loom_loaded) {
+        counters.emplace();
+        if (!counters->open(name)) throw std::runtime_error("loom's MPI_T counters for " + name + " are missing");
+    }
+    std::vector<std::pair<std::size_t, std::vector<Result>>> rows;
+    const std::vector<std::size_t> barrier_size{0};
+    bool ok = true;
+    for (std::size_t nominal : c == Collective::barrier ? barrier_size : o.sizes) {
+        const auto k = bench::make_case(c, nominal, job.size);
+        if (!k) continue;
+        const auto results = bench_size(c, *k, contenders, counters ? &*counters : nullptr, job);
+        if (!results) {
+            ok = false;
+            break;
+        }
+        if (job.rank != 0 || results->empty()) continue;
+        rows.emplace_back(k->bytes, *results);
+        if (job.csv) {
+            for (const Result& r : *results)
+                *job.csv << name << ',' << r.contender << ',' << job.size << ',' << k->bytes << ',' << r.time_us << ','
+                         << r.iterations << '\n';
+            job.csv->flush();
+        }
+    }
+    if (job.loom_loaded) force(name, Contender{"loom", nullptr, true}); // back to loom's own choice
+    if (job.rank == 0 && !rows.empty()) print_table(c, contenders, rows, job);
+    return ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    Options o;
+    loom::tools::LoomCounters probe;
+    const bool loom_loaded = probe.open("allreduce");
+    try {
+        o = parse_options(argc, argv);
+        if (loom_loaded) check_algorithm_names(o);
+    } catch (const Usage& e) {
+        if (rank == 0) {
+            if (*e.what()) std::fprintf(stderr, "loom-bench: %s\n", e.what());
+            std::fputs(kUsage, stderr);
+        }
+        MPI_Finalize();
+        return *e.what() ? 2 : 0;
+    } catch (const std::exception& e) { // a bad size: parse_size's message
+        if (rank == 0) std::fprintf(stderr, "loom-bench: %s\n%s", e.what(), kUsage);
+        MPI_Finalize();
+        return 2;
+    }
+
+    int status = 0;
+    try {
+        const int nodes = bench::count_nodes(rank, size);
+        std::ofstream csv;
+        if (rank == 0 && !o.csv.empty()) {
+            csv.open(o.csv);
+            if (!csv) throw std::runtime_error(o.csv + ": cannot write");
+            csv << "collective,contender,np,bytes,time_us,iterations\n";
+        }
+        if (rank == 0) {
+            std::printf("# loom-bench: np=%d on %d node%s (%s, %s), %s\n", size, nodes, nodes == 1 ? "" : "s",
+                        bench::host_name().c_str(), bench::cpu_name().c_str(), bench::now_text().c_str());
+            if (loom_loaded)
+                std::printf("# loom loaded: contenders are loom's algorithms forced (%s) and \"loom\", its own choice\n",
+                            o.algorithms.size() == 1 && o.algorithms[0] == "all" ? "all that can serve" : "those asked for");
+            else
+                std::printf("# loom not loaded: the contender is \"ompi\", Open MPI's default selection\n");
+            std::printf("# each run: about %g s of calls; %d interleaved runs per contender\n", o.seconds, o.repeats);
+            std::fflush(stdout);
+        }
+        std::size_t max_bytes = 0;
+        for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
+        bench::Buffers buffers(max_bytes);
+        const Job job{rank, size, nodes, loom_loaded, &o, &buffers, csv.is_open() ? &csv : nullptr};
+        for (Collective c : o.collectives)
+            if (!bench_collective(c, job)) {
+                status = 1;
+                break;
+            }
+        if (csv.is_open()) {
+            csv.close();
+            if (!csv) throw std::runtime_error(o.csv + ": cannot write");
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "loom-bench: rank %d: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return status;
+}
