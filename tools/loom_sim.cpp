@@ -133,6 +133,8 @@ std::vector<const Algorithm*> pick_algorithms(Collective coll, const Options& o)
         if (a.collective != coll) continue;
         valid += (valid.empty() ? "" : ", ") + std::string(a.name);
         const bool can = !why_not(a, CallShape{o.ranks, 0, true}).has_value();
+        if (a.name == o.algorithm && a.needs.same_node)
+            throw std::invalid_argument(std::string(a.name) + " works through shared memory, which loom-sim does not model");
         if (o.algorithm == "all" ? can : a.name == o.algorithm) out.push_back(&a);
     }
     if (out.empty())
