@@ -56,22 +56,37 @@ std::byte* ShmComm::slot(int region, int rank) const
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
 
-void ShmComm::sync()
+void ShmComm::publish()
 {
     ++phase_;
     std::atomic_ref<std::uint64_t>(counter(rank_)).store(phase_, std::memory_order_release);
-    for (int q = 0; q < size_; ++q) {
-        std::atomic_ref<std::uint64_t> other(counter(q));
-        for (unsigned spins = 0; other.load(std::memory_order_acquire) < phase_; ++spins) {
-            if (spins < 64) {
-                cpu_relax();
-                continue;
-            }
-            // The rank we wait for may need this core (more ranks than cores).
-            if (progress_ != nullptr && spins % 64 == 0) progress_(progress_ctx_);
-            sched_yield();
+}
+
+void ShmComm::wait_for(int q, std::uint64_t phase)
+{
+    std::atomic_ref<std::uint64_t> other(counter(q));
+    for (unsigned spins = 0; other.load(std::memory_order_acquire) < phase; ++spins) {
+        if (spins < 64) {
+            cpu_relax();
+            continue;
         }
+        // The rank we wait for may need this core (more ranks than cores).
+        if (progress_ != nullptr && spins % 64 == 0) progress_(progress_ctx_);
+        sched_yield();
     }
+}
+
+void ShmComm::wait_all(std::uint64_t phase)
+{
+    for (int q = 0; q < size_; ++q)
+        if (q != rank_) wait_for(q, phase);
+}
+
+int ShmComm::begin_chunk()
+{
+    const int region = int(chunks_++ & 1);
+    wait_all(region_done_[region]);
+    return region;
 }
 
 // ---- the collectives ----
@@ -94,7 +109,7 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
 }
 
 // Up to this many bytes over all slots (P x the vector), every rank that needs the result
-// reduces the whole vector itself: one sync instead of two, which is what small calls cost.
+// reduces the whole vector itself: one wait instead of two, which is what small calls cost.
 constexpr std::size_t kWholeReduceBytes = 4096;
 
 // The chunks of a reduction: each rank copies its chunk in; then either the ranks that need
@@ -109,19 +124,27 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
     const bool whole = count * es * std::size_t(shm.size()) <= kWholeReduceBytes;
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
-        const int region = shm.next_region();
+        const int region = shm.begin_chunk();
         mem.copy(shm.slot(region, shm.rank()), bytes_of(input) + off * es, n * es);
-        shm.sync();
+        shm.publish();
         std::byte* out = bytes_of(output) + off * es;
         if (whole) {
-            if (!needs_result) continue;
-            mem.copy(out, shm.slot(region, 0), n * es); // in place: the input is in my slot already
-            for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q), out, n);
-            continue;
+            if (needs_result) {
+                shm.wait_all(shm.phase());
+                mem.copy(out, shm.slot(region, 0), n * es); // in place: the input is in my slot already
+                for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q), out, n);
+            }
+        } else {
+            shm.wait_all(shm.phase());
+            reduce_slice(shm, mem, op, region, n);
+            shm.publish();
+            if (needs_result) {
+                shm.wait_all(shm.phase());
+                mem.copy(out, shm.result(region), n * es);
+            }
         }
-        reduce_slice(shm, mem, op, region, n);
-        shm.sync();
-        if (needs_result) mem.copy(out, shm.result(region), n * es);
+        shm.publish(); // done with the region
+        shm.end_chunk(region);
     }
 }
 
@@ -134,10 +157,15 @@ void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args)
     const bool root = shm.rank() == args.root;
     for (std::size_t off = 0; off < args.bytes; off += shm.slot_bytes()) {
         const std::size_t n = std::min(shm.slot_bytes(), args.bytes - off);
-        const int region = shm.next_region();
-        if (root) mem.copy(shm.result(region), bytes_of(args.buf) + off, n);
-        shm.sync();
-        if (!root) mem.copy(bytes_of(args.buf) + off, shm.result(region), n);
+        const int region = shm.begin_chunk();
+        if (root) {
+            mem.copy(shm.result(region), bytes_of(args.buf) + off, n);
+        } else {
+            shm.wait_for(args.root, shm.phase() + 1); // the root's copy, and only that
+            mem.copy(bytes_of(args.buf) + off, shm.result(region), n);
+        }
+        shm.publish();
+        shm.end_chunk(region);
     }
 }
 
@@ -153,11 +181,13 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
         return blocks.length(q) > off ? std::min(shm.slot_bytes(), blocks.length(q) - off) : 0;
     };
     for (std::size_t off = 0; off < longest; off += shm.slot_bytes()) {
-        const int region = shm.next_region();
+        const int region = shm.begin_chunk();
         if (const std::size_t n = piece(me, off)) mem.copy(shm.slot(region, me), mine + off, n);
         shm.sync();
         for (int q = 0; q < shm.size(); ++q)
             if (const std::size_t n = q == me ? 0 : piece(q, off)) mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
+        shm.publish();
+        shm.end_chunk(region);
     }
     if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
 }
@@ -181,7 +211,7 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
-        const int region = shm.next_region();
+        const int region = shm.begin_chunk();
         std::byte* slot = shm.slot(region, me);
         for (int j = 0; j < P; ++j) mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
         shm.sync();
@@ -189,6 +219,8 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
         std::byte* dst = out + off * es;
         mem.copy(dst, shm.slot(region, 0) + std::size_t(me) * piece, piece);
         for (int q = 1; q < P; ++q) mem.reduce(args.op, shm.slot(region, q) + std::size_t(me) * piece, dst, n);
+        shm.publish();
+        shm.end_chunk(region);
     }
 }
 

@@ -7,20 +7,24 @@
 // slot_bytes; chunks alternate between the two regions, so one chunk's copy-in overlaps the
 // previous chunk's copy-out (pipelining).
 //
-// Synchronisation: sync() = publish "I finished phase s" (a release store of s into my
-// counter), then wait until every counter is >= s (acquire loads). Every rank makes the same
-// sequence of syncs, so counters never need resetting. Rule: a chunk writes its region only
-// after a sync of the chunk before it, so every read of that region two chunks ago is done;
-// every chunk has at least one sync. A waiting rank spins briefly, then yields the CPU
-// (oversubscribed nodes: the rank it waits for needs the core) and keeps MPI progressing.
+// Synchronisation: every rank has a counter of the phases it has finished; publish() bumps
+// it (release store), wait_for(q, s) / wait_all(s) wait until rank q's / every counter is >= s
+// (acquire loads). Every rank goes through the same phases, so counters never need
+// resetting, and a rank waits only for the ranks whose data it needs: a bcast's receivers
+// wait for the root alone, and the root for nobody, so back-to-back bcasts and reduces
+// pipeline instead of running as barriers. Chunks alternate between the two regions; a chunk
+// writes its region only once every rank has finished the last chunk that used it
+// (begin_chunk()). A waiting rank spins briefly, then yields the CPU (oversubscribed nodes:
+// the rank it waits for needs the core) and keeps MPI progressing.
 //
-// Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one sync):
-//   barrier: s. bcast: root copies m in, s, the others copy m out.
+// Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one wait for all):
+//   barrier: s. bcast: root copies m in; the others wait for the root and copy m out.
 //   allgather: each copies its m in, s, each copies (P-1) m out.
 //   allreduce / reduce: each copies m in, s, each reduces a 1/P slice over P slots
 //     (m g, split across ranks, not one rank reducing everything), s, each copies m out.
 //     Up to P m = 4 KiB the ranks that need the result reduce all P slots themselves
-//     instead: one sync, not two (P m g is tiny there; the sync is what costs).
+//     instead: one wait, not two (P m g is tiny there; waiting is what costs). A reduce's
+//     non-roots never wait, except for a region to be free.
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
 // Limits: all ranks on one node (registry need `same_node`); commutative ops only for the
 // reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot.
@@ -53,9 +57,23 @@ public:
     using ProgressFn = void (*)(void* ctx);
     void set_progress(ProgressFn fn, void* ctx) { progress_ = fn, progress_ctx_ = ctx; }
 
-    void sync();
-    // The region of the next chunk (the two alternate, the same on every rank).
-    int next_region() { return int(chunks_++ & 1); }
+    // Publishes that this rank finished one more phase (a release store of its counter).
+    void publish();
+    std::uint64_t phase() const { return phase_; }
+    // Waits until rank q (every rank) has published at least `phase` (acquire loads).
+    void wait_for(int q, std::uint64_t phase);
+    void wait_all(std::uint64_t phase);
+    // A barrier: publish, then wait for everyone to reach the same phase.
+    void sync()
+    {
+        publish();
+        wait_all(phase_);
+    }
+    // Starts a chunk: returns its region (the two alternate, the same on every rank) once
+    // every rank has finished the last chunk that used it, so it may be overwritten.
+    int begin_chunk();
+    // Ends a chunk: every rank has finished it once every counter reaches this phase.
+    void end_chunk(int region) { region_done_[region] = phase_; }
     std::byte* slot(int region, int rank) const;
     std::byte* result(int region) const;
 
@@ -66,6 +84,7 @@ private:
     int rank_, size_;
     std::size_t slot_bytes_;
     std::uint64_t phase_ = 0, chunks_ = 0;
+    std::uint64_t region_done_[2] = {0, 0};
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
 };
