@@ -312,9 +312,11 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
             // algorithm that serves every call it matches shadows the later rule.
             const Algorithm* algo = find_algorithm(a.collective, a.algorithm);
+            const bool b_one_node = b.nodes && b.nodes->lo == 1 && b.nodes->hi == 1;
             const bool may_decline = algo != nullptr && ((algo->needs.commutative_op && a.commutative != true &&
                                                           b.commutative != true) ||
-                                                         algo->needs.power_of_two);
+                                                         algo->needs.power_of_two ||
+                                                         (algo->needs.same_node && !b_one_node));
             if (may_decline) continue;
             out.push_back({Diagnostic::Severity::warning, std::string(file), b.line, 1,
                            "this rule can never match: line " + std::to_string(a.line) + " matches every call it would"});

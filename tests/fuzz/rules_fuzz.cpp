@@ -44,7 +44,7 @@ void check_choice(const std::vector<const std::vector<Rule>*>& tables, const Cal
     }
     if (!matches(*r, call)) fail("choose() returned a rule that does not match", r->source);
     const Algorithm* a = find_algorithm(r->collective, r->algorithm);
-    if (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative}))
+    if (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes}))
         fail("choose() returned a rule whose algorithm cannot serve the call", r->source);
     if (trace.empty() || trace.back().rule != r || trace.back().outcome != "chosen")
         fail("the trace does not end with the chosen rule", r->source);

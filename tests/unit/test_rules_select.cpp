@@ -455,3 +455,9 @@ TEST_CASE("rules: an shm rule serves one-node communicators only, the next rule 
     CHECK(why_not(*shm, CallShape{4, 1024, true, 1}) == std::nullopt);
     CHECK(why_not(*shm, CallShape{4, 1024, false, 1}).has_value()); // a non-commutative op
 }
+
+TEST_CASE("rules: lint does not call a rule after an shm rule shadowed, unless it is for one node only", "[rules]")
+{
+    CHECK(!mentions(warnings_of("bcast * 0-32K shm\nbcast 2 0-1K binomial\n"), "can never match"));
+    CHECK(mentions(warnings_of("bcast * 0-32K shm\nbcast 2 0-1K binomial nodes=1\n"), "can never match"));
+}
