@@ -183,13 +183,9 @@ int main(int argc, char** argv)
     SweepSpec spec;
     spec.model = &model;
     spec.algorithms = algorithms;
-    spec.ranks = o.ranks;
-    spec.ranks_per_node = o.ppn;
     spec.sizes = o.sizes;
-    spec.elem_size = o.elem;
-    spec.segment_bytes = o.segment;
-    spec.buffer_bytes = o.buffer;
-    spec.root = o.root;
+    spec.shape = Scenario{.ranks = o.ranks, .ranks_per_node = o.ppn, .elem_size = o.elem,
+                          .segment_bytes = o.segment, .buffer_bytes = o.buffer, .root = o.root};
     spec.jobs = o.jobs;
     const auto started = std::chrono::steady_clock::now();
     auto last = started;

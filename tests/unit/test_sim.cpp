@@ -157,7 +157,7 @@ TEST_CASE("sim: deterministic, whatever the thread count", "[sim][determinism]")
     spec.model = &m;
     for (const Algorithm& x : all_algorithms())
         if (x.collective == Collective::allgather) spec.algorithms.push_back(&x);
-    spec.ranks = 200;
+    spec.shape.ranks = 200;
     spec.sizes = power_of_two_sizes(256, 1 << 20);
     spec.jobs = 1;
     const auto one = run_sweep(spec);

@@ -18,15 +18,9 @@ std::vector<SweepPoint> run_sweep(const SweepSpec& spec)
     auto worker = [&] {
         for (std::size_t i; (i = next++) < points.size();) {
             SweepPoint& p = points[i];
-            Scenario s;
+            Scenario s = spec.shape;
             s.algorithm = p.algorithm;
-            s.ranks = spec.ranks;
-            s.ranks_per_node = spec.ranks_per_node;
             s.bytes = p.bytes;
-            s.elem_size = spec.elem_size;
-            s.segment_bytes = spec.segment_bytes;
-            s.buffer_bytes = spec.buffer_bytes;
-            s.root = spec.root;
             try {
                 p.result = simulate(*spec.model, s);
             } catch (const std::exception& e) {

@@ -15,11 +15,9 @@ namespace loom::sim {
 struct SweepSpec {
     const Model* model = nullptr;
     std::vector<const Algorithm*> algorithms; // all of one collective
-    int ranks = 1;
-    int ranks_per_node = 0; // 0: the model's
     std::vector<std::size_t> sizes;
-    std::size_t elem_size = 1, segment_bytes = 0, buffer_bytes = 0;
-    int root = 0;
+    Scenario shape;                           // ranks, ranks per node, root, segment...: every
+                                              // point's scenario, with its algorithm and size
     int jobs = 1;
     std::function<void(std::size_t done, std::size_t total)> progress; // may be empty
 };
