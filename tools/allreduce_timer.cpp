@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "loom_mpi_t.hpp"
+#include "size_text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,19 +24,6 @@
 #include <vector>
 
 namespace {
-
-std::size_t parse_bytes(const char* text)
-{
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
-    std::string suffix(end);
-    if (v < 0 || end == text) throw std::invalid_argument(text);
-    if (suffix.empty()) return std::size_t(v);
-    if (suffix == "K" || suffix == "k") return std::size_t(v * 1024);
-    if (suffix == "M" || suffix == "m") return std::size_t(v * 1024 * 1024);
-    if (suffix == "G" || suffix == "g") return std::size_t(v * 1024 * 1024 * 1024);
-    throw std::invalid_argument(text);
-}
 
 // Enough iterations for a stable mean without making big sizes take seconds.
 int iterations_for(std::size_t bytes)
@@ -57,8 +45,8 @@ int main(int argc, char** argv)
     std::string algorithm;
     for (int i = 1; i + 1 < argc; i += 2) {
         try {
-            if (std::strcmp(argv[i], "--min-bytes") == 0) min_bytes = parse_bytes(argv[i + 1]);
-            else if (std::strcmp(argv[i], "--max-bytes") == 0) max_bytes = parse_bytes(argv[i + 1]);
+            if (std::strcmp(argv[i], "--min-bytes") == 0) min_bytes = loom::tools::parse_size(argv[i + 1]);
+            else if (std::strcmp(argv[i], "--max-bytes") == 0) max_bytes = loom::tools::parse_size(argv[i + 1]);
             else if (std::strcmp(argv[i], "--algorithm") == 0) algorithm = argv[i + 1];
             else throw std::invalid_argument(argv[i]);
         } catch (const std::invalid_argument& e) {

@@ -15,6 +15,7 @@
 #include "loom_c_api.h"
 #include "pat.hpp"
 #include "registry.hpp"
+#include "size_text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,20 +41,6 @@ struct Options {
     int rank = 0;
 };
 
-std::size_t parse_bytes(const std::string& text)
-{
-    std::size_t pos = 0;
-    const double v = std::stod(text, &pos);
-    const std::string suffix = text.substr(pos);
-    double scale = 1;
-    if (suffix == "K" || suffix == "k") scale = 1024;
-    else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-    else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
-    else if (!suffix.empty()) throw std::invalid_argument("bad size: " + text);
-    if (v < 0) throw std::invalid_argument("bad size: " + text);
-    return std::size_t(v * scale);
-}
-
 Options parse(int argc, char** argv)
 {
     Options o;
@@ -65,9 +52,9 @@ Options parse(int argc, char** argv)
             return argv[++i];
         };
         if (a == "--ranks") o.ranks = std::stoi(value());
-        else if (a == "--bytes") o.bytes = parse_bytes(value());
-        else if (a == "--buffer") o.buffer = parse_bytes(value());
-        else if (a == "--segment") o.segment = parse_bytes(value());
+        else if (a == "--bytes") o.bytes = loom::tools::parse_size(value());
+        else if (a == "--buffer") o.buffer = loom::tools::parse_size(value());
+        else if (a == "--segment") o.segment = loom::tools::parse_size(value());
         else if (a == "--root") o.root = std::stoi(value());
         else if (a == "--rank") o.rank = std::stoi(value());
         else if (a.rfind("--", 0) == 0) throw std::invalid_argument("unknown option " + a);

@@ -30,15 +30,6 @@ std::vector<std::size_t> shm_counts(int P)
     return c;
 }
 
-// The bytes of `v` as `T`s, for readable failure messages.
-template <class T>
-std::vector<T> as(const Bytes& v)
-{
-    std::vector<T> out(v.size() / sizeof(T));
-    if (!out.empty()) std::memcpy(out.data(), v.data(), out.size() * sizeof(T));
-    return out;
-}
-
 // Runs every shm collective on P ranks for one count, on one transport per rank (so one
 // segment), and checks each against its reference. Returns the run's statistics.
 RunStats run_all(int P, std::size_t count)
