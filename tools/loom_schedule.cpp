@@ -11,6 +11,7 @@
 // generator; then, for one rank, every step of the real run (peers as distances, bytes); then
 // totals: messages, bytes sent, steps, and peak scratch memory (that rank, and the maximum
 // over all ranks).
+#include "engine.hpp"
 #include "inproc_transport.hpp"
 #include "loom_c_api.h"
 #include "pat.hpp"
@@ -89,18 +90,6 @@ bool reduces(Collective c)
            c == Collective::reduce_scatter_block;
 }
 
-// Per-rank block sizes for the collectives that have them.
-std::vector<std::size_t> block_sizes(Collective c, const Options& o)
-{
-    std::vector<std::size_t> sizes(std::size_t(o.ranks));
-    const BlockPartition split(o.bytes, o.ranks);
-    for (int r = 0; r < o.ranks; ++r)
-        sizes[std::size_t(r)] = (c == Collective::reduce_scatter_block || c == Collective::allgather)
-                                    ? o.bytes / std::size_t(o.ranks)
-                                    : split.length(r);
-    return sizes;
-}
-
 void print_pat_plan(const PatPlan& plan, const char* what, std::size_t block)
 {
     std::printf("PAT %s plan: A = %d blocks per message, D = %d; %d logarithmic + %d linear steps%s\n", what,
@@ -134,14 +123,18 @@ int main(int argc, char** argv)
     }
 
     const auto P = std::size_t(o.ranks);
-    const std::vector<std::size_t> sizes = block_sizes(coll, o);
-    std::size_t total_blocks = 0, max_block = 0;
-    for (std::size_t s : sizes) total_blocks += s, max_block = std::max(max_block, s);
+    // The call every rank makes, laid out as loom-sim lays it out (1-byte elements).
+    const loom::sim::Scenario shape{.algorithm = algo, .ranks = o.ranks, .bytes = o.bytes,
+                                    .segment_bytes = o.segment, .buffer_bytes = o.buffer, .root = o.root};
+    const loom::sim::CallLayout layout = loom::sim::layout_call(shape, nullptr, nullptr);
+    // The largest block: of the counts, or of the vector split in P (allreduce's PAT blocks).
+    std::size_t max_block = layout.counts.empty() ? BlockPartition(o.bytes, o.ranks).max_length() : 0;
+    for (std::size_t s : layout.counts) max_block = std::max(max_block, s);
     loom_reduction_t op{};
     if (reduces(coll)) loom_find_kernel(LOOM_OP_BXOR, LOOM_TYPE_UINT8, &op);
 
     // Buffers for every rank: big enough for any collective's layout.
-    const std::size_t in_bytes = coll == Collective::alltoall ? P * o.bytes : std::max(o.bytes, total_blocks);
+    const std::size_t in_bytes = std::max<std::size_t>(layout.buffer_bytes, 1);
     std::vector<std::vector<std::byte>> in(P, std::vector<std::byte>(in_bytes, std::byte{1}));
     std::vector<std::vector<std::byte>> out(P, std::vector<std::byte>(in_bytes, std::byte{0}));
     std::vector<std::vector<InprocTransport::SentMessage>> sent(P);
@@ -151,12 +144,10 @@ int main(int argc, char** argv)
                 o.algorithm.c_str(), o.ranks, o.bytes, o.collective.c_str());
     if (o.algorithm == "pat") {
         if (coll == Collective::allgather || coll == Collective::allgatherv || coll == Collective::allreduce)
-            print_pat_plan(pat_plan(o.ranks, coll == Collective::allreduce ? BlockPartition(o.bytes, o.ranks).max_length() : max_block,
-                                    o.buffer, 2),
+            print_pat_plan(pat_plan(o.ranks, max_block, o.buffer, 2),
                            coll == Collective::allreduce ? "allgather phase" : "allgather", max_block);
         if (coll != Collective::allgather && coll != Collective::allgatherv)
-            print_pat_plan(pat_plan(o.ranks, coll == Collective::allreduce ? BlockPartition(o.bytes, o.ranks).max_length() : max_block,
-                                    o.buffer, 3),
+            print_pat_plan(pat_plan(o.ranks, max_block, o.buffer, 3),
                            coll == Collective::allreduce ? "reduce-scatter phase (steps run in reverse)"
                                                          : "reduce-scatter (steps run in reverse)",
                            max_block);
@@ -168,19 +159,11 @@ int main(int argc, char** argv)
             const auto r = std::size_t(net.rank());
             CountingMemory mem;
             net.record_messages(true);
-            loom_call_t call{};
-            call.coll = loom_coll_t(coll);
-            call.sbuf = in[r].data();
-            call.rbuf = out[r].data();
-            call.count = o.bytes;
-            call.counts = sizes.data();
-            call.root = o.root;
-            call.op = op;
-            call.segment_bytes = o.segment;
-            call.buffer_bytes = o.buffer;
-            if (coll == Collective::allgather || coll == Collective::allgatherv) call.sbuf = in[r].data();
-            if (coll == Collective::bcast) call.rbuf = in[r].data();
-            run_call(*algo, net, mem, call);
+            // bcast works in place on its one buffer, which holds the data at the root.
+            loom::sim::CallLayout mine =
+                loom::sim::layout_call(shape, in[r].data(), coll == Collective::bcast ? in[r].data() : out[r].data());
+            if (reduces(coll)) mine.call.op = op;
+            run_call(*algo, net, mem, mine.call);
             sent[r] = net.sent_messages();
             peak[r] = mem.peak();
         });
