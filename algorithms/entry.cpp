@@ -253,7 +253,15 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             const rules::Candidate* chosen = rules::choose_candidate(
                 *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node, rules::MemoryKind::host,
                                     commutative});
-            if (chosen != nullptr) {
+            if (chosen != nullptr && chosen->algorithm == nullptr) {
+                // A fallback rule: the table says Open MPI's next component does this call
+                // better. Every rank reaches the same rule, so every rank declines alike.
+                const rules::Rule& rule = *chosen->rule;
+                if (rule_source != nullptr) *rule_source = rule.source.c_str();
+                // The reason was built by parse(); a rule made by hand has none.
+                reason = rule.fallback_reason.empty() ? "a fallback rule hands it to the next component"
+                                                      : rule.fallback_reason.c_str();
+            } else if (chosen != nullptr) {
                 const rules::Rule& rule = *chosen->rule;
                 if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
                 if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;

@@ -134,11 +134,13 @@ void loom_rules_release(void *resolved);
 
 /* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty
  * and can serve the call, otherwise the first rule of `resolved` (NULL: rules resolved for
- * this size alone) that matches the call and whose algorithm can serve it; NULL if none can
- * (then *why says why). Depends only on what every rank shares (sizes, counts, op, root,
- * the communicator's hosts), so all ranks decide alike. *rule (if not NULL) receives the
- * rule's "FILE:LINE" ("forced" when forced). The rule's options (segment=, buffer=) are
- * written into call->segment_bytes / buffer_bytes. Returned strings are static. */
+ * this size alone) that matches the call and whose algorithm can serve it; NULL if none can,
+ * or if that first rule is a `fallback` rule (then *why says why, naming the rule). Depends
+ * only on what every rank shares (sizes, counts, op, root, the communicator's hosts), so all
+ * ranks decide alike. *rule (if not NULL) receives the rule's "FILE:LINE" ("forced" when
+ * forced), also for a fallback rule. The rule's options (segment=, buffer=) are written into
+ * call->segment_bytes / buffer_bytes. Returned strings live as long as the process's rule
+ * tables (static, or loaded once before any call). */
 const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, const void *resolved,
                         const char **why, const char **rule);
 

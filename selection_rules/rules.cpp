@@ -104,11 +104,13 @@ std::vector<std::string_view> collective_names()
     return names;
 }
 
+// The names a rule of collective `c` may give: its algorithms, and fallback.
 std::vector<std::string_view> algorithm_names(Collective c)
 {
     std::vector<std::string_view> names;
     for (const Algorithm& a : all_algorithms())
         if (a.collective == c) names.push_back(a.name);
+    names.push_back(kFallback);
     return names;
 }
 
@@ -259,7 +261,9 @@ ParseResult parse(std::string_view text, std::string_view file)
         if (auto r = p.range(t[1].text, t[1].column, false)) rule.ranks = *r;
         if (auto r = p.range(t[2].text, t[2].column, true)) rule.bytes = *r;
         rule.algorithm = std::string(t[3].text);
-        if (find_algorithm(rule.collective, rule.algorithm) == nullptr)
+        if (rule.is_fallback())
+            rule.fallback_reason = "rule " + rule.source + " hands it to the next component (" + std::string(kFallback) + ")";
+        else if (find_algorithm(rule.collective, rule.algorithm) == nullptr)
             p.error(t[3].column, "no " + std::string(t[0].text) + " algorithm '" + rule.algorithm + "'" +
                                      did_you_mean(t[3].text, algorithm_names(rule.collective)));
         std::vector<std::string_view> keys_seen;
@@ -270,6 +274,14 @@ ParseResult parse(std::string_view text, std::string_view file)
                 continue;
             }
             keys_seen.push_back(key);
+            // Options configure one of loom's algorithms, and a fallback rule runs none: an
+            // option there is a mistake worth reporting, not one to ignore silently. Match keys
+            // (nodes=, memory=, ...) narrow a fallback rule like any other.
+            if (rule.is_fallback() && (key == "segment" || key == "buffer")) {
+                p.error(t[i].column, std::string(kFallback) + " takes no options ('" + std::string(key) +
+                                         "=' configures one of loom's algorithms)");
+                continue;
+            }
             parse_option(p, rule, t[i]);
         }
         if (!p.failed()) result.rules.push_back(std::move(rule));
@@ -310,7 +322,9 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
                 !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
-            // algorithm that serves every call it matches shadows the later rule.
+            // algorithm that serves every call it matches shadows the later rule. A fallback
+            // rule (no algorithm) never passes a call on: it hands every one to the next
+            // component, so it shadows like an algorithm without limits.
             const Algorithm* algo = find_algorithm(a.collective, a.algorithm);
             const bool b_one_node = b.nodes && b.nodes->lo == 1 && b.nodes->hi == 1;
             const bool may_decline = algo != nullptr && ((algo->needs.commutative_op && a.commutative != true &&
@@ -374,6 +388,10 @@ const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Ca
             if (!matches(rule, call)) {
                 if (trace) trace->push_back({&rule, "does not match"});
                 continue;
+            }
+            if (rule.is_fallback()) {
+                if (trace) trace->push_back({&rule, "chosen: hands the call to the next component"});
+                return &rule;
             }
             const Algorithm* algo = find_algorithm(rule.collective, rule.algorithm);
             const auto no = algo ? why_not(*algo, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})

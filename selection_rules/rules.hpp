@@ -11,7 +11,9 @@
 //
 // Ranges are inclusive at both ends: `N`, `N-M`, `N-*` (open end) or `*`. Sizes take K, M, G
 // suffixes (powers of 1024). The first rule that matches a call, and whose algorithm can
-// serve it, wins; user rules are consulted before the built-in defaults.
+// serve it, wins; user rules are consulted before the built-in defaults. The reserved name
+// `fallback` (kFallback) in place of an algorithm hands the calls the rule matches to the next
+// component, as if no rule matched: how a measured table says Open MPI's own choice is faster.
 #pragma once
 
 #include "registry.hpp"
@@ -35,11 +37,15 @@ struct Range {
 
 enum class MemoryKind { host, cuda };
 
+// The algorithm name, valid for every collective, of a rule that hands its calls to Open MPI's
+// next component (normally tuned) instead of running one of loom's algorithms.
+constexpr std::string_view kFallback = "fallback";
+
 struct Rule {
     Collective collective{};
     Range ranks;
     Range bytes;
-    std::string algorithm;
+    std::string algorithm; // a registered algorithm of the collective, or kFallback
     // Optional match keys; absent matches everything.
     std::optional<Range> nodes;
     std::optional<Range> ranks_per_node;
@@ -51,6 +57,12 @@ struct Rule {
     // Where it came from, for messages and verbose output: "FILE:LINE".
     std::string source;
     int line = 0;
+    // For a fallback rule, why loom declines its calls ("rule FILE:LINE hands it to the next
+    // component (fallback)"), written by parse(): the component prints it per call, so it is
+    // built once and lives as long as the rule.
+    std::string fallback_reason;
+
+    bool is_fallback() const { return algorithm == kFallback; }
 };
 
 struct Diagnostic {
@@ -108,8 +120,9 @@ struct Verdict {
 };
 
 // The first rule of `tables` (in order) that matches the call and whose algorithm can serve
-// it; nullptr if none. If `trace` is given, every rule considered is appended with its
-// verdict.
+// it, or that is a fallback rule (which serves every call it matches by handing it on);
+// nullptr if none. If `trace` is given, every rule considered is appended with its verdict
+// (the chosen one's begins with "chosen").
 const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
                    std::vector<Verdict>* trace = nullptr);
 

@@ -59,8 +59,10 @@ Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
     }
     for (const std::vector<Rule>* table : {&user_rules(), &default_rules()})
         for (const Rule& rule : *table) {
+            // A fallback rule stays, without an algorithm: dropping it would let a later rule
+            // serve the calls it hands to the next component.
             const Algorithm* algorithm = find_algorithm(rule.collective, rule.algorithm);
-            if (algorithm != nullptr && communicator_matches(rule, r))
+            if ((algorithm != nullptr || rule.is_fallback()) && communicator_matches(rule, r))
                 r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
         }
     return r;
@@ -73,6 +75,7 @@ const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
         if (!rule.bytes.contains(call.bytes)) continue;
         if (rule.memory && *rule.memory != call.memory) continue;
         if (rule.commutative && *rule.commutative != call.commutative) continue;
+        if (c.algorithm == nullptr) return &c; // fallback
         if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})) return &c;
     }
     return nullptr;

@@ -20,7 +20,7 @@ const std::vector<Rule>& user_rules();
 // A rule that applies to the communicator, with its algorithm looked up once.
 struct Candidate {
     const Rule* rule;
-    const Algorithm* algorithm;
+    const Algorithm* algorithm; // nullptr for a fallback rule: the next component serves the call
 };
 
 struct Resolved {
@@ -34,8 +34,9 @@ struct Resolved {
 // and ranks per node; a name of "unknown" makes both unknown.
 Resolved resolve(int ranks, const std::vector<std::string>& hostnames);
 
-// The first candidate that matches the call and whose algorithm can serve it; nullptr if
-// none. This is the per-call work: a short scan, no string comparisons.
+// The first candidate that matches the call and whose algorithm can serve it, or that is a
+// fallback rule (it serves every call it matches: by handing it on); nullptr if none. This is
+// the per-call work: a short scan, no string comparisons.
 const Candidate* choose_candidate(const Resolved& resolved, const Call& call);
 
 } // namespace loom::rules

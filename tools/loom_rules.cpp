@@ -8,7 +8,8 @@
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
 //
 // B is loom's message size for the collective (README, "What loom serves"). Exit codes: 0
-// success; 1 a bad file, or no rule serves the call; 2 bad usage.
+// success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the call; 2
+// bad usage.
 #include "loom_rules.hpp"
 #include "registry.hpp"
 #include "rules.hpp"
@@ -298,6 +299,12 @@ int cmd_explain(const std::vector<std::string>& in)
                     "to the next component (e.g. tuned)\n");
         return 1;
     }
+    if (chosen->is_fallback()) {
+        // No algorithm of loom's runs, so there is no cost or option to show.
+        std::printf("chosen: %s (%s): loom hands the call to the next component, Open MPI's own choice (e.g. tuned)\n",
+                    chosen->algorithm.c_str(), chosen->source.c_str());
+        return 0;
+    }
     std::printf("chosen: %s (%s)\n", chosen->algorithm.c_str(), chosen->source.c_str());
     if (const Algorithm* algo = find_algorithm(chosen->collective, chosen->algorithm))
         std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(algo->summary).c_str(),
@@ -327,7 +334,8 @@ int cmd_show(const std::vector<std::string>& in)
         {{}, "loom-rules 1"},
         {{}, "# loom's effective rule table: " + (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) +
                  " the built-in defaults."},
-        {{}, "# The first rule that matches a call and whose algorithm can serve it wins."},
+        {{}, "# The first rule that matches a call and whose algorithm can serve it wins;"},
+        {{}, "# fallback hands the call to Open MPI's next component."},
         {{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"}};
     for (const auto* table : {&*user, &default_rules()})
         for (const Rule& r : *table) rows.push_back({rule_fields(r), r.source});

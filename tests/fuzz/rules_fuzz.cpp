@@ -4,11 +4,12 @@
 // Beyond "no crash, no hang", it checks what every caller relies on, and aborts (a finding)
 // when the parser breaks it:
 //   - every diagnostic names the file and a line of the input (or 0, the whole file);
-//   - every rule names a registered algorithm of its collective, has non-empty ranges and a
-//     source "FILE:LINE" pointing at a line that holds it;
+//   - every rule names a registered algorithm of its collective or is a fallback rule (with
+//     its reason text and no options), has non-empty ranges and a source "FILE:LINE" pointing
+//     at a line that holds it;
 //   - ok() is false exactly when there is an error;
-//   - choose() returns a rule that matches the call and whose algorithm can serve it, and its
-//     trace ends with that rule.
+//   - choose() returns a rule that matches the call and whose algorithm can serve it (or a
+//     fallback rule, which serves every call it matches), and its trace ends with that rule.
 #include "registry.hpp"
 #include "rules.hpp"
 
@@ -32,6 +33,9 @@ using namespace loom::rules;
     std::abort();
 }
 
+// "chosen", or for a fallback rule "chosen: hands the call to the next component".
+bool chosen(const Verdict& v) { return v.outcome.rfind("chosen", 0) == 0; }
+
 void check_choice(const std::vector<const std::vector<Rule>*>& tables, const Call& call)
 {
     std::vector<Verdict> trace;
@@ -39,14 +43,15 @@ void check_choice(const std::vector<const std::vector<Rule>*>& tables, const Cal
     if (r != choose(tables, call)) fail("choose() differs with and without a trace", "");
     if (r == nullptr) {
         for (const Verdict& v : trace)
-            if (v.outcome == "chosen") fail("a rule marked chosen but none returned", v.rule->source);
+            if (chosen(v)) fail("a rule marked chosen but none returned", v.rule->source);
         return;
     }
     if (!matches(*r, call)) fail("choose() returned a rule that does not match", r->source);
     const Algorithm* a = find_algorithm(r->collective, r->algorithm);
-    if (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes}))
+    if (!r->is_fallback() && (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})))
         fail("choose() returned a rule whose algorithm cannot serve the call", r->source);
-    if (trace.empty() || trace.back().rule != r || trace.back().outcome != "chosen")
+    // A fallback rule ends the search: no later rule may have been considered.
+    if (trace.empty() || trace.back().rule != r || !chosen(trace.back()))
         fail("the trace does not end with the chosen rule", r->source);
 }
 
@@ -73,7 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     int previous_line = 0;
     for (const Rule& r : result.rules) {
-        if (find_algorithm(r.collective, r.algorithm) == nullptr) fail("a rule names no algorithm", r.source);
+        if (r.is_fallback()) {
+            if (r.fallback_reason.find(r.source) == std::string::npos) fail("a fallback rule's reason does not name it", r.source);
+            if (r.segment_bytes != 0 || r.buffer_bytes != 0) fail("a fallback rule with options", r.source);
+        } else if (find_algorithm(r.collective, r.algorithm) == nullptr) {
+            fail("a rule names no algorithm", r.source);
+        }
         if (r.ranks.lo > r.ranks.hi || r.bytes.lo > r.bytes.hi) fail("a rule with an empty range", r.source);
         if ((r.nodes && r.nodes->lo > r.nodes->hi) || (r.ranks_per_node && r.ranks_per_node->lo > r.ranks_per_node->hi))
             fail("a rule with an empty key range", r.source);

@@ -159,6 +159,34 @@ TEST_CASE("rules: every collective and every registered algorithm name parses", 
     }
 }
 
+TEST_CASE("rules: fallback is a name for every collective, with match keys but no options", "[rules]")
+{
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        const std::string line = std::string(to_string(Collective(c))) + " 2-8 0-256 fallback";
+        const Rule r = only_rule(line);
+        CHECK(r.collective == Collective(c));
+        CHECK(r.algorithm == kFallback);
+        CHECK(r.is_fallback());
+        // The text the component prints when it declines a call for this rule.
+        CHECK(r.fallback_reason == "rule t.rules:2 hands it to the next component (fallback)");
+    }
+    CHECK(!only_rule("allreduce * * ring").is_fallback());
+    CHECK(only_rule("allreduce * * ring").fallback_reason.empty());
+    const Rule keys = only_rule("allreduce * * fallback nodes=2-* ranks_per_node=4 memory=host commutative=no");
+    CHECK(same(*keys.nodes, 2, UINT64_MAX));
+    CHECK(keys.commutative == std::optional<bool>(false));
+    // Options configure an algorithm, and a fallback rule runs none.
+    CHECK(only_error("allreduce * * fallback segment=64K") ==
+          "t.rules:2:24: error: fallback takes no options ('segment=' configures one of loom's algorithms)");
+    CHECK(only_error("allgather * 0-1K fallback buffer=1M") ==
+          "t.rules:2:27: error: fallback takes no options ('buffer=' configures one of loom's algorithms)");
+    // The name is exact, and a near miss suggests it.
+    CHECK(only_error("allreduce * * fallbak") ==
+          "t.rules:2:15: error: no allreduce algorithm 'fallbak'; did you mean 'fallback'?");
+    CHECK(only_error("allreduce * * Fallback") ==
+          "t.rules:2:15: error: no allreduce algorithm 'Fallback'; did you mean 'fallback'?");
+}
+
 TEST_CASE("rules: a header alone, or with comments, is a valid empty table", "[rules]")
 {
     for (const char* text : {"loom-rules 1\n", "loom-rules 1", "# c\nloom-rules\t1\n# d\n\n", "  loom-rules 1  \r\n"}) {
@@ -244,9 +272,9 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "t.rules:2:18: error: no allreduce algorithm 'ring_pipelind'; did you mean 'ring_pipelined'?"},
         {"allreduce * * scatter_allgather",
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, halving_doubling, "
-         "recursive_doubling, pat, binomial, shm)"},
-        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm)"},
-        {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm)"},
+         "recursive_doubling, pat, binomial, shm, fallback)"},
+        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, fallback)"},
+        {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
         // missing columns
         {"allreduce", std::string("t.rules:2:10: error: expected a communicator-size range") + kShape},
         {"allreduce *", std::string("t.rules:2:12: error: expected a message-size range") + kShape},

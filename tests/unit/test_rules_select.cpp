@@ -2,6 +2,8 @@
 // defaults, nearest-name suggestions and per-communicator selection.
 #include "rules_test_support.hpp"
 
+#include "loom_c_api.h"
+
 using namespace loom;
 using namespace loom::rules;
 using namespace loom::rules::test;
@@ -276,6 +278,38 @@ TEST_CASE("rules: choose() passes over a rule whose algorithm cannot serve the c
     CHECK(trace[0].outcome == "matches, but no_such cannot serve the call: no such algorithm");
 }
 
+TEST_CASE("rules: choose() returns a fallback rule, and consults no rule after it", "[rules]")
+{
+    const ParseResult t = parse_body("allreduce 2-8 0-256 fallback\n"
+                                     "allreduce * * recursive_doubling\n");
+    REQUIRE(t.ok());
+    const std::vector<Rule>& r = t.rules;
+    std::vector<Verdict> trace;
+    CHECK(choose({&r, &default_rules()}, call(Collective::allreduce, 4, 8), &trace) == &r[0]);
+    REQUIRE(trace.size() == 1);
+    CHECK(trace[0].outcome == "chosen: hands the call to the next component");
+    // A non-commutative op, which a ring would decline, is handed on all the same.
+    Call nc = call(Collective::allreduce, 4, 256);
+    nc.commutative = false;
+    CHECK(choose({&r}, nc) == &r[0]);
+    // Outside its ranges the next rule serves.
+    CHECK(choose({&r}, call(Collective::allreduce, 4, 257)) == &r[1]);
+    CHECK(choose({&r}, call(Collective::allreduce, 9, 8)) == &r[1]);
+}
+
+TEST_CASE("rules: lint treats a fallback rule as serving every call it matches", "[rules]")
+{
+    CHECK(warnings_of("allreduce * 0-1K fallback\n"
+                      "allreduce 2-8 0-256 ring\n"
+                      "allreduce * 1K-* ring\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    // A fallback rule after one that covers it is shadowed like any other.
+    CHECK(warnings_of("allreduce * * recursive_doubling\nallreduce * 0-1K fallback\n") ==
+          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+    // The gaps check counts fallback rules as covering their sizes.
+    CHECK(warnings_of("bcast * 0-1K fallback\nbcast * 1K-* binomial\n").empty());
+}
+
 // ---- the built-in defaults ---------------------------------------------------------------
 
 TEST_CASE("rules: the embedded default table parses cleanly and lints clean", "[rules]")
@@ -460,4 +494,57 @@ TEST_CASE("rules: lint does not call a rule after an shm rule shadowed, unless i
 {
     CHECK(!mentions(warnings_of("bcast * 0-32K shm\nbcast 2 0-1K binomial\n"), "can never match"));
     CHECK(mentions(warnings_of("bcast * 0-32K shm\nbcast 2 0-1K binomial nodes=1\n"), "can never match"));
+}
+
+TEST_CASE("a fallback rule stays a candidate without an algorithm, and loom_choose declines for it", "[rules]")
+{
+    const TempFile f("loom-rules 1\n"
+                     "allreduce * 0-1K fallback\n"
+                     "allreduce * 1K-* ring\n");
+    REQUIRE(load_user_rules(f.path.string()).empty());
+    const std::string source = f.path.string() + ":2";
+
+    const Resolved table = resolve(3, {"a", "a", "a"});
+    const auto& allreduce = table.candidates[std::size_t(Collective::allreduce)];
+    REQUIRE(allreduce.size() >= 2);
+    CHECK(allreduce[0].rule->line == 2);
+    CHECK(allreduce[0].algorithm == nullptr);
+    const Candidate* c = choose_candidate(table, call(Collective::allreduce, 3, 8));
+    REQUIRE(c != nullptr);
+    CHECK(c == &allreduce[0]);
+    CHECK(c->algorithm == nullptr);
+    CHECK(c->rule->is_fallback());
+    c = choose_candidate(table, call(Collective::allreduce, 3, 2 * K));
+    REQUIRE(c != nullptr);
+    REQUIRE(c->algorithm != nullptr);
+    CHECK(std::string(c->algorithm->name) == "ring");
+
+    // Through the C entry point, as the component calls it: 8 bytes (one double) are
+    // declined, naming the rule; 2 KiB are served by the ring.
+    void* resolved = loom_rules_resolve(3, nullptr);
+    REQUIRE(resolved != nullptr);
+    loom_call_t lc{};
+    lc.coll = LOOM_COLL_ALLREDUCE;
+    lc.count = 1;
+    lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+    const char* why = nullptr;
+    const char* rule = nullptr;
+    CHECK(loom_choose(&lc, 3, "", resolved, &why, &rule) == nullptr);
+    REQUIRE(why != nullptr);
+    CHECK(std::string(why) == "rule " + source + " hands it to the next component (fallback)");
+    REQUIRE(rule != nullptr);
+    CHECK(std::string(rule) == source);
+    lc.count = 256;
+    const char* algorithm = loom_choose(&lc, 3, "", resolved, &why, &rule);
+    REQUIRE(algorithm != nullptr);
+    CHECK(std::string(algorithm) == "ring");
+    CHECK(std::string(rule) == f.path.string() + ":3");
+    // A forced algorithm is not overridden by a fallback rule.
+    lc.count = 1;
+    algorithm = loom_choose(&lc, 3, "recursive_doubling", resolved, &why, &rule);
+    REQUIRE(algorithm != nullptr);
+    CHECK(std::string(algorithm) == "recursive_doubling");
+    loom_rules_release(resolved);
+
+    load_user_rules("");
 }
