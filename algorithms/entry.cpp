@@ -284,7 +284,17 @@ void loom::run_call(const Algorithm& algorithm, Transport& net, MemoryOps& mem, 
 extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport, const loom_call_t* call)
 {
     return guarded([&] {
-        const Algorithm* algo = find_algorithm(collective_of(*call), algorithm);
+        // `algorithm` is normally the registry's own name string (loom_choose returns it):
+        // find it by address, without comparing strings on every call. (Equal names of
+        // different collectives may share one address, hence the collective too.)
+        const Collective c = collective_of(*call);
+        const Algorithm* algo = nullptr;
+        for (const Algorithm& a : all_algorithms())
+            if (a.name.data() == algorithm && a.collective == c) {
+                algo = &a;
+                break;
+            }
+        if (algo == nullptr) algo = find_algorithm(c, algorithm);
         if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
         HostMemory mem;
