@@ -3,7 +3,7 @@
 //
 //   mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]
-//       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|loom|NAME,...]
+//       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE]
 //
 // Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
@@ -11,7 +11,8 @@
 // node count found by comparing MPI_Get_processor_name across ranks, so the shared-memory
 // algorithms take part when every rank is on one node), plus "loom": loom's own choice (the
 // algorithm parameter left empty). "loom" alone, or a list of algorithm names (and "loom"),
-// picks some of them; a name a collective lacks is skipped for that collective. Algorithms are
+// picks some of them, and "each" is every algorithm that can serve without "loom" (what
+// tools/loom-tune measures); a name a collective lacks is skipped for that collective. Algorithms are
 // forced through MPI_T (coll_loom_<collective>_algorithm), the way users force them. If loom is
 // not loaded the one contender is "ompi", Open MPI's default, and --algorithms is ignored.
 //
@@ -27,12 +28,19 @@
 // about --time seconds. Then --repeats rounds time the contenders interleaved, A B C A B C ...,
 // each run OSU-style (a barrier, the iterations, the slowest rank's mean time per call); a
 // contender's time is the median of its runs. For loom's contenders, loom's MPI_T counters
-// must show that loom served every call made with that contender and declined none. A wrong
+// must show that loom served every call made with a forced algorithm and declined none (for
+// "loom", that every call was served or handed on by a `fallback` rule). A wrong
 // result or a call loom did not serve stops the program with exit status 1 and a message
 // naming the collective, the contender and the size.
 //
 // Rank 0 prints one table per collective (bytes, then microseconds per call for each
-// contender) and with --csv writes rows collective,contender,np,bytes,time_us,iterations.
+// contender), then for sizes of 64 KiB and more the same runs as bus bandwidth: the bytes one
+// link must carry for the collective divided by the time, in GB/s (10^9 B/s), by NCCL's
+// definitions: S/t for bcast and reduce, 2(P-1)/P * S/t for allreduce, (P-1)/P * S/t for
+// allgather and reduce_scatter_block (S: loom's message size, t: seconds per call); a value near
+// the machine's copy or link bandwidth means the algorithm is bandwidth-bound. With --csv it
+// writes rows collective,contender,np,bytes,time_us,iterations,busbw_GBps. Progress (one line per
+// size, with the elapsed time) goes to stderr.
 // Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
@@ -63,7 +71,7 @@ namespace bench = loom::bench;
 const char* const kUsage =
     "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|loom|NAME,...]\n"
+    "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
 
 struct Usage : std::invalid_argument {
@@ -175,7 +183,7 @@ Options parse_options(int argc, char** argv)
 void check_algorithm_names(const Options& o)
 {
     for (const auto& name : o.algorithms) {
-        if (name == "all" || name == "loom") continue;
+        if (name == "all" || name == "each" || name == "loom") continue;
         bool found = false;
         for (Collective c : o.collectives) found = found || loom::find_algorithm(c, name) != nullptr;
         if (!found) throw Usage("--algorithms: no collective asked for has an algorithm named '" + name + "'");
@@ -194,14 +202,14 @@ struct Contender {
 std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_loaded)
 {
     if (!loom_loaded) return {Contender{"ompi", nullptr, false}};
-    const auto asked = [&](std::string_view name) {
-        return std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end() ||
-               std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end();
+    const auto listed = [&](std::string_view name) {
+        return std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end();
     };
     std::vector<Contender> list;
     for (const Algorithm& a : loom::all_algorithms())
-        if (a.collective == c && asked(a.name)) list.push_back(Contender{std::string(a.name), &a, true});
-    if (asked("loom")) list.push_back(Contender{"loom", nullptr, true});
+        if (a.collective == c && (listed("all") || listed("each") || listed(a.name)))
+            list.push_back(Contender{std::string(a.name), &a, true});
+    if (listed("all") || listed("loom")) list.push_back(Contender{"loom", nullptr, true});
     return list;
 }
 
@@ -209,11 +217,29 @@ struct Result {
     std::string contender;
     double time_us;
     long iterations;
+    double busbw_gbps; // bus bandwidth (see the top of the file); 0 for barrier
 };
+
+// The bytes one link carries per message byte (NCCL's bus bandwidth factors).
+double bus_factor(Collective c, int ranks)
+{
+    const double p = ranks;
+    switch (c) {
+    case Collective::allreduce: return 2 * (p - 1) / p;
+    case Collective::allgather:
+    case Collective::reduce_scatter_block: return (p - 1) / p;
+    case Collective::bcast:
+    case Collective::reduce: return 1;
+    default: return 0;
+    }
+}
+
+constexpr std::size_t kBusBandwidthFrom = 64 * 1024; // smaller sizes are latency-bound
 
 struct Job {
     int rank, size, nodes;
     bool loom_loaded;
+    double started; // MPI_Wtime at the start, for progress
     const Options* options;
     bench::Buffers* buffers;
     std::ofstream* csv; // rank 0, with --csv
@@ -312,12 +338,15 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
             runs[i].calls += 1 + runs[i].iterations;
         }
 
-    // loom served every call of its contenders (barrier: timed_run's own barriers count too).
+    // loom served every call of its forced contenders (barrier: timed_run's own barriers count
+    // too). loom's own choice may hand calls on by a `fallback` rule: then every call is counted
+    // as served or declined.
     for (std::size_t i = 0; i < here.size(); ++i) {
         if (!here[i]->loom) continue;
         const auto calls = (unsigned long long)runs[i].calls;
-        const bool served = (c == Collective::barrier ? runs[i].served >= calls : runs[i].served == calls) &&
-                            runs[i].declined == 0;
+        const auto counted = here[i]->algorithm ? runs[i].served : runs[i].served + runs[i].declined;
+        const bool served = (c == Collective::barrier ? counted >= calls : counted == calls) &&
+                            (here[i]->algorithm == nullptr || runs[i].declined == 0);
         if (!served)
             std::fprintf(stderr, "loom-bench: rank %d: %s %s%s: loom served %llu and declined %llu of %llu calls\n",
                          job.rank, name.c_str(), here[i]->name.c_str(), where.c_str(), runs[i].served,
@@ -330,9 +359,13 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     if (failed) return std::nullopt;
 
     std::vector<Result> results;
-    if (job.rank == 0)
-        for (std::size_t i = 0; i < here.size(); ++i)
-            results.push_back(Result{here[i]->name, bench::median(runs[i].seconds) / bench::kUs, runs[i].iterations});
+    if (job.rank == 0) {
+        for (std::size_t i = 0; i < here.size(); ++i) {
+            const double seconds = bench::median(runs[i].seconds);
+            results.push_back(Result{here[i]->name, seconds / bench::kUs, runs[i].iterations,
+                                     seconds > 0 ? bus_factor(c, job.size) * double(k.bytes) / seconds / 1e9 : 0});
+        }
+    }
     return results;
 }
 
@@ -350,18 +383,29 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
                 columns.push_back(x.name);
                 break;
             }
-    std::printf("%10s", "bytes");
-    for (const auto& col : columns) std::printf(" %*s", int(std::max<std::size_t>(10, col.size())), col.c_str());
-    std::printf("\n");
-    for (const auto& [bytes, results] : rows) {
-        std::printf("%10zu", bytes);
-        for (const auto& col : columns) {
-            const int width = int(std::max<std::size_t>(10, col.size()));
-            const auto r = std::find_if(results.begin(), results.end(), [&](const Result& x) { return x.contender == col; });
-            if (r == results.end()) std::printf(" %*s", width, "-");
-            else std::printf(" %*.2f", width, r->time_us);
-        }
+    // One block of the table: a column per contender, the rows of at least `from` bytes.
+    auto block = [&](std::size_t from, double Result::*value) {
+        std::printf("%10s", "bytes");
+        for (const auto& col : columns) std::printf(" %*s", int(std::max<std::size_t>(10, col.size())), col.c_str());
         std::printf("\n");
+        for (const auto& [bytes, results] : rows) {
+            if (bytes < from) continue;
+            std::printf("%10zu", bytes);
+            for (const auto& col : columns) {
+                const int width = int(std::max<std::size_t>(10, col.size()));
+                const auto r =
+                    std::find_if(results.begin(), results.end(), [&](const Result& x) { return x.contender == col; });
+                if (r == results.end()) std::printf(" %*s", width, "-");
+                else std::printf(" %*.2f", width, (*r).*value);
+            }
+            std::printf("\n");
+        }
+    };
+    block(0, &Result::time_us);
+    if (bus_factor(c, job.size) > 0 && !rows.empty() && rows.back().first >= kBusBandwidthFrom) {
+        std::printf("%s, np=%d: bus bandwidth, GB/s (the same runs, sizes from %s)\n", name.c_str(), job.size,
+                    format_size(kBusBandwidthFrom).c_str());
+        block(kBusBandwidthFrom, &Result::busbw_gbps);
     }
     std::fflush(stdout);
 }
@@ -381,9 +425,15 @@ bool bench_collective(Collective c, const Job& job)
     std::vector<std::pair<std::size_t, std::vector<Result>>> rows;
     const std::vector<std::size_t> barrier_size{0};
     bool ok = true;
-    for (std::size_t nominal : c == Collective::barrier ? barrier_size : o.sizes) {
-        const auto k = bench::make_case(c, nominal, job.size);
+    const auto& sizes = c == Collective::barrier ? barrier_size : o.sizes;
+    for (std::size_t n = 0; n < sizes.size(); ++n) {
+        const auto k = bench::make_case(c, sizes[n], job.size);
         if (!k) continue;
+        if (job.rank == 0) {
+            std::fprintf(stderr, "loom-bench: np %d, %s %s bytes (%zu of %zu), %.0f s so far\n", job.size, name.c_str(),
+                         format_size(k->bytes).c_str(), n + 1, sizes.size(), MPI_Wtime() - job.started);
+            std::fflush(stderr);
+        }
         const auto results = bench_size(c, *k, contenders, counters ? &*counters : nullptr, job);
         if (!results) {
             ok = false;
@@ -394,7 +444,7 @@ bool bench_collective(Collective c, const Job& job)
         if (job.csv) {
             for (const Result& r : *results)
                 *job.csv << name << ',' << r.contender << ',' << job.size << ',' << k->bytes << ',' << r.time_us << ','
-                         << r.iterations << '\n';
+                         << r.iterations << ',' << r.busbw_gbps << '\n';
             job.csv->flush();
         }
     }
@@ -437,14 +487,15 @@ int main(int argc, char** argv)
         if (rank == 0 && !o.csv.empty()) {
             csv.open(o.csv);
             if (!csv) throw std::runtime_error(o.csv + ": cannot write");
-            csv << "collective,contender,np,bytes,time_us,iterations\n";
+            csv << "collective,contender,np,bytes,time_us,iterations,busbw_GBps\n";
         }
         if (rank == 0) {
             std::printf("# loom-bench: np=%d on %d node%s (%s, %s), %s\n", size, nodes, nodes == 1 ? "" : "s",
                         bench::host_name().c_str(), bench::cpu_name().c_str(), bench::now_text().c_str());
             if (loom_loaded)
-                std::printf("# loom loaded: contenders are loom's algorithms forced (%s) and \"loom\", its own choice\n",
-                            o.algorithms.size() == 1 && o.algorithms[0] == "all" ? "all that can serve" : "those asked for");
+                std::printf("# loom loaded: the contenders are loom's algorithms forced, and \"loom\" (its own "
+                            "choice) if asked for (--algorithms %s)\n",
+                            o.algorithms.size() == 1 ? o.algorithms[0].c_str() : "NAME,...");
             else
                 std::printf("# loom not loaded: the contender is \"ompi\", Open MPI's default selection\n");
             std::printf("# each run: about %g s of calls; %d interleaved runs per contender\n", o.seconds, o.repeats);
@@ -453,7 +504,7 @@ int main(int argc, char** argv)
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
-        const Job job{rank, size, nodes, loom_loaded, &o, &buffers, csv.is_open() ? &csv : nullptr};
+        const Job job{rank, size, nodes, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
         for (Collective c : o.collectives)
             if (!bench_collective(c, job)) {
                 status = 1;

@@ -1,0 +1,81 @@
+"""What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
+loom-bench in (a loom job with the build tree's plugin, and a job with Open MPI's default
+selection, loom hidden), one such run with its CSV read back, and size formatting."""
+import csv
+import os
+import shlex
+import subprocess
+import sys
+
+
+def fail(prog, message, status=1):
+    print(f"{prog}: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+def ompi_components():
+    out = subprocess.run(["ompi_info", "--parsable", "--path", "pkglibdir"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return out.split("pkglibdir:", 1)[1]
+
+
+def ompi_version():
+    out = subprocess.run(["ompi_info", "--parsable", "--version", "ompi", "full"], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("ompi:version:full:"):
+            return line.split(":", 3)[3]
+    return "unknown"
+
+
+class Jobs:
+    """mpirun command lines for loom-bench at `nproc` ranks from the build tree `build`."""
+
+    def __init__(self, prog, build, nproc):
+        self.prog = prog
+        self.bench = os.path.join(build, "tools", "loom-bench")
+        plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
+        if not (os.access(self.bench, os.X_OK) and os.path.isfile(os.path.join(plugin_dir, "mca_coll_loom.so"))):
+            fail(prog, f"build loom first (meson setup {build} && meson compile -C {build})", 2)
+        components = ompi_components()
+        self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        common = ["mpirun", "-np", str(nproc)]
+        if nproc > (os.cpu_count() or 1):
+            common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
+        self.jobs = {
+            "loom": common + ["--mca", "coll", "loom,tuned,basic,libnbc,self",
+                              "--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
+            # Only Open MPI's own components are visible: an installed copy of loom is hidden too.
+            "ompi": common + ["--mca", "coll", "tuned,basic,libnbc,self",
+                              "--mca", "mca_base_component_path", components],
+        }
+
+    def command(self, who, bench_args):
+        return self.jobs[who] + [self.bench] + bench_args
+
+    def run(self, who, bench_args, csv_path):
+        """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows
+        as dicts. A failed run, or loom (not) being loaded where it should (not) be, stops the
+        program with loom-bench's output."""
+        cmd = self.command(who, bench_args + ["--csv", csv_path])
+        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stdout + r.stderr)
+            fail(self.prog, f"loom-bench failed (exit status {r.returncode}) in the {who} job: {shlex.join(cmd)}")
+        loaded = "# loom loaded" in r.stdout
+        if loaded != (who == "loom"):
+            fail(self.prog, f"loom was {'' if loaded else 'not '}loaded in the {who} job: {shlex.join(cmd)}")
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            if (row["contender"] == "ompi") != (who == "ompi"):
+                fail(self.prog, f"contender {row['contender']} in the {who} job")
+        return rows
+
+
+def size_text(n):
+    """A size as rule files write it: 4K, 16M, or plain bytes."""
+    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
