@@ -3,6 +3,7 @@ loom-bench in (a loom job with the build tree's plugin, and a job with Open MPI'
 selection, loom hidden), one such run with its CSV read back, and size formatting."""
 import csv
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -29,9 +30,10 @@ def ompi_version():
 
 
 class Jobs:
-    """mpirun command lines for loom-bench at `nproc` ranks from the build tree `build`."""
+    """mpirun command lines for loom-bench at `nproc` ranks from the build tree `build`;
+    `mpirun_args` (a list) go to mpirun, e.g. ["--hostfile", "hosts"]."""
 
-    def __init__(self, prog, build, nproc):
+    def __init__(self, prog, build, nproc, mpirun_args=()):
         self.prog = prog
         self.bench = os.path.join(build, "tools", "loom-bench")
         plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
@@ -39,8 +41,9 @@ class Jobs:
             fail(prog, f"build loom first (meson setup {build} && meson compile -C {build})", 2)
         components = ompi_components()
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        common = ["mpirun", "-np", str(nproc)]
-        if nproc > (os.cpu_count() or 1):
+        common = ["mpirun", "-np", str(nproc)] + list(mpirun_args)
+        placed = any(a in ("--hostfile", "-hostfile", "--machinefile", "--host", "-H") for a in mpirun_args)
+        if nproc > (os.cpu_count() or 1) and not placed:
             common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
         self.jobs = {
             "loom": common + ["--mca", "coll", "loom,tuned,basic,libnbc,self",
@@ -55,8 +58,8 @@ class Jobs:
 
     def run(self, who, bench_args, csv_path):
         """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows
-        as dicts. A failed run, or loom (not) being loaded where it should (not) be, stops the
-        program with loom-bench's output."""
+        as dicts and the number of nodes the job ran on. A failed run, or loom (not) being loaded
+        where it should (not) be, stops the program with loom-bench's output."""
         cmd = self.command(who, bench_args + ["--csv", csv_path])
         r = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
         if r.returncode != 0:
@@ -70,7 +73,8 @@ class Jobs:
         for row in rows:
             if (row["contender"] == "ompi") != (who == "ompi"):
                 fail(self.prog, f"contender {row['contender']} in the {who} job")
-        return rows
+        nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", r.stdout, re.M)
+        return rows, int(nodes.group(1)) if nodes else 0
 
 
 def size_text(n):
