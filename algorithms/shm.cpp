@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sched.h>
 #include <string>
+#include <unistd.h>
 
 namespace loom {
 
@@ -26,10 +27,15 @@ inline void cpu_relax()
 }
 } // namespace
 
+std::size_t ShmComm::small_slot_bytes(std::size_t slot_bytes)
+{
+    return std::max<std::size_t>(64, std::min(kSmallSlotBytes, slot_bytes / 4) / 64 * 64);
+}
+
 std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
 {
-    const std::size_t region = (std::size_t(size) + 1) * slot_bytes;
-    return kLine * (1 + std::size_t(size)) + 2 * region;
+    const std::size_t slots = std::size_t(size) + 1;
+    return kLine * slots + 2 * slots * slot_bytes + std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
 }
 
 ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes)
@@ -39,7 +45,8 @@ ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::s
 }
 
 ShmComm::ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes)
-    : base_(base), rank_(rank), size_(size), slot_bytes_(slot_bytes)
+    : base_(base), rank_(rank), size_(size), slot_bytes_(slot_bytes), small_slot_bytes_(small_slot_bytes(slot_bytes)),
+      oversubscribed_(long(size) > sysconf(_SC_NPROCESSORS_ONLN)), seen_(new std::uint64_t[std::size_t(size)]())
 {
 }
 
@@ -50,8 +57,10 @@ std::uint64_t& ShmComm::counter(int rank) const
 
 std::byte* ShmComm::slot(int region, int rank) const
 {
-    const std::size_t regions = kLine * (1 + std::size_t(size_));
-    return base_ + regions + std::size_t(region) * (std::size_t(size_) + 1) * slot_bytes_ + std::size_t(rank) * slot_bytes_;
+    const std::size_t slots = std::size_t(size_) + 1;
+    std::byte* regions = base_ + kLine * slots;
+    if (region < 2) return regions + (std::size_t(region) * slots + std::size_t(rank)) * slot_bytes_;
+    return regions + 2 * slots * slot_bytes_ + (std::size_t(region - 2) * slots + std::size_t(rank)) * small_slot_bytes_;
 }
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
@@ -64,16 +73,22 @@ void ShmComm::publish()
 
 void ShmComm::wait_for(int q, std::uint64_t phase)
 {
+    // Counters only grow: a value seen before that satisfies the wait needs no new load (the
+    // acquire that read it already ordered this rank after q's writes up to it).
+    if (seen_[std::size_t(q)] >= phase) return;
     std::atomic_ref<std::uint64_t> other(counter(q));
-    for (unsigned spins = 0; other.load(std::memory_order_acquire) < phase; ++spins) {
-        if (spins < 64) {
+    const unsigned spin_limit = oversubscribed_ ? 0 : 64;
+    std::uint64_t now;
+    for (unsigned spins = 0; (now = other.load(std::memory_order_acquire)) < phase; ++spins) {
+        if (spins < spin_limit) {
             cpu_relax();
             continue;
         }
         // The rank we wait for may need this core (more ranks than cores).
-        if (progress_ != nullptr && spins % 64 == 0) progress_(progress_ctx_);
+        if (progress_ != nullptr && (spins - spin_limit) % 64 == 0) progress_(progress_ctx_);
         sched_yield();
     }
+    seen_[std::size_t(q)] = now;
 }
 
 void ShmComm::wait_all(std::uint64_t phase)
@@ -82,9 +97,11 @@ void ShmComm::wait_all(std::uint64_t phase)
         if (q != rank_) wait_for(q, phase);
 }
 
-int ShmComm::begin_chunk()
+int ShmComm::begin_chunk(std::size_t chunk)
 {
-    const int region = int(chunks_++ & 1);
+    const int region = chunk == small_slot_bytes_ && chunk != slot_bytes_
+                           ? 2 + int(small_chunks_++ % kSmallRegions)
+                           : int(chunks_++ & 1);
     wait_all(region_done_[region]);
     return region;
 }
@@ -110,7 +127,9 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
 
 // Up to this many bytes over all slots (P x the vector), every rank that needs the result
 // reduces the whole vector itself: one wait instead of two, which is what small calls cost.
-constexpr std::size_t kWholeReduceBytes = 4096;
+// A reduce's root is the only rank that needs it, and its other ranks then never wait (they
+// run ahead through the small regions), so a reduce does so up to a larger size.
+constexpr std::size_t kWholeReduceBytes = 4096, kWholeRootReduceBytes = 32768;
 
 // The chunks of a reduction: each rank copies its chunk in; then either the ranks that need
 // the result reduce it whole (small vectors), or every rank reduces its slice and they copy
@@ -119,12 +138,12 @@ constexpr std::size_t kWholeReduceBytes = 4096;
 void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void* input, void* output,
                    std::size_t count, int root)
 {
-    const std::size_t es = op.elem_size, per_chunk = shm.slot_bytes() / es;
+    const std::size_t es = op.elem_size, chunk = shm.chunk_bytes(count * es), per_chunk = chunk / es;
     const bool needs_result = root < 0 || shm.rank() == root;
-    const bool whole = count * es * std::size_t(shm.size()) <= kWholeReduceBytes;
+    const bool whole = count * es * std::size_t(shm.size()) <= (root < 0 ? kWholeReduceBytes : kWholeRootReduceBytes);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
-        const int region = shm.begin_chunk();
+        const int region = shm.begin_chunk(chunk);
         mem.copy(shm.slot(region, shm.rank()), bytes_of(input) + off * es, n * es);
         shm.publish();
         std::byte* out = bytes_of(output) + off * es;
@@ -155,9 +174,10 @@ void shm_barrier(ShmComm& shm) { shm.sync(); }
 void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args)
 {
     const bool root = shm.rank() == args.root;
-    for (std::size_t off = 0; off < args.bytes; off += shm.slot_bytes()) {
-        const std::size_t n = std::min(shm.slot_bytes(), args.bytes - off);
-        const int region = shm.begin_chunk();
+    const std::size_t chunk = shm.chunk_bytes(args.bytes);
+    for (std::size_t off = 0; off < args.bytes; off += chunk) {
+        const std::size_t n = std::min(chunk, args.bytes - off);
+        const int region = shm.begin_chunk(chunk);
         if (root) {
             mem.copy(shm.result(region), bytes_of(args.buf) + off, n);
         } else {
@@ -177,11 +197,12 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
     const std::byte* mine = args.in_place() ? out + blocks.begin(me) : bytes_of(args.sendbuf);
     std::size_t longest = 0;
     for (int q = 0; q < shm.size(); ++q) longest = std::max(longest, blocks.length(q));
+    const std::size_t chunk = shm.chunk_bytes(longest);
     auto piece = [&](int q, std::size_t off) {
-        return blocks.length(q) > off ? std::min(shm.slot_bytes(), blocks.length(q) - off) : 0;
+        return blocks.length(q) > off ? std::min(chunk, blocks.length(q) - off) : 0;
     };
-    for (std::size_t off = 0; off < longest; off += shm.slot_bytes()) {
-        const int region = shm.begin_chunk();
+    for (std::size_t off = 0; off < longest; off += chunk) {
+        const int region = shm.begin_chunk(chunk);
         if (const std::size_t n = piece(me, off)) mem.copy(shm.slot(region, me), mine + off, n);
         shm.sync();
         for (int q = 0; q < shm.size(); ++q)
@@ -206,12 +227,13 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
 {
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = args.op.elem_size, count = args.counts[0];
-    const std::size_t per_chunk = shm.slot_bytes() / (std::size_t(P) * es); // elements of each block
+    const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * count * es);
+    const std::size_t per_chunk = chunk / (std::size_t(P) * es); // elements of each block
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
-        const int region = shm.begin_chunk();
+        const int region = shm.begin_chunk(chunk);
         std::byte* slot = shm.slot(region, me);
         for (int j = 0; j < P; ++j) mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
         shm.sync();

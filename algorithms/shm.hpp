@@ -2,20 +2,26 @@
 // per communicator instead of the PML (no matching, no protocol, no per-message copies).
 //
 // Segment (ShmComm::segment_bytes): one 128-byte line per rank holding its sync counter
-// (separate lines: no false sharing), then two data regions, each with a slot of slot_bytes
-// per rank and a result area of slot_bytes. Messages larger than a slot go in chunks of
-// slot_bytes; chunks alternate between the two regions, so one chunk's copy-in overlaps the
-// previous chunk's copy-out (pipelining).
+// (separate lines: no false sharing), then two large data regions, each with a slot of
+// slot_bytes per rank and a result area of slot_bytes, then kSmallRegions small regions laid
+// out alike with small_slot_bytes. A call whose data fits a small slot uses the next small
+// region in turn: a rooted collective's ranks may then run up to kSmallRegions calls ahead of
+// the slowest (back-to-back small bcasts and reduces pipeline, as eager messages do, instead
+// of running in lockstep). Larger messages go in chunks of slot_bytes through the two large
+// regions, alternating, so one chunk's copy-in overlaps the previous chunk's copy-out.
+// Memory: (P + 1) x (128 B + 2 x 32 KiB + 16 x 4 KiB), about 128 KiB per rank (8.1 MiB at 64
+// ranks), once per communicator that uses shm.
 //
 // Synchronisation: every rank has a counter of the phases it has finished; publish() bumps
 // it (release store), wait_for(q, s) / wait_all(s) wait until rank q's / every counter is >= s
-// (acquire loads). Every rank goes through the same phases, so counters never need
+// (acquire loads); the last value seen of each counter is remembered, so a wait already
+// satisfied costs no load of another core's line. Every rank goes through the same phases, so counters never need
 // resetting, and a rank waits only for the ranks whose data it needs: a bcast's receivers
 // wait for the root alone, and the root for nobody, so back-to-back bcasts and reduces
-// pipeline instead of running as barriers. Chunks alternate between the two regions; a chunk
-// writes its region only once every rank has finished the last chunk that used it
-// (begin_chunk()). A waiting rank spins briefly, then yields the CPU (oversubscribed nodes:
-// the rank it waits for needs the core) and keeps MPI progressing.
+// pipeline instead of running as barriers. A chunk writes its region only once every rank has
+// finished the last chunk that used it (begin_chunk()). A waiting rank spins briefly, then
+// yields the CPU and keeps MPI progressing; when the communicator has more ranks than the
+// node has CPUs it yields at once: the rank it waits for needs the core.
 //
 // Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one wait for all):
 //   barrier: s. bcast: root copies m in; the others wait for the root and copy m out.
@@ -23,8 +29,9 @@
 //   allreduce / reduce: each copies m in, s, each reduces a 1/P slice over P slots
 //     (m g, split across ranks, not one rank reducing everything), s, each copies m out.
 //     Up to P m = 4 KiB the ranks that need the result reduce all P slots themselves
-//     instead: one wait, not two (P m g is tiny there; waiting is what costs). A reduce's
-//     non-roots never wait, except for a region to be free.
+//     instead: one wait, not two (P m g is tiny there; waiting is what costs); a reduce, whose
+//     root alone needs the result, does so up to P m = 32 KiB. A reduce's non-roots then
+//     never wait, except for a region to be free.
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
 // Limits: all ranks on one node (registry need `same_node`); commutative ops only for the
 // reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot.
@@ -41,8 +48,13 @@ namespace loom {
 class ShmComm {
 public:
     static constexpr std::size_t kSlotBytes = 32 * 1024;
+    static constexpr std::size_t kSmallSlotBytes = 4096; // at most; see small_slot_bytes()
+    static constexpr int kSmallRegions = 16;
     static constexpr std::size_t kLine = 128;
     static std::size_t segment_bytes(int size, std::size_t slot_bytes = kSlotBytes);
+    // The small slots: kSmallSlotBytes, or a quarter of slot_bytes if that is less (tests
+    // with tiny slots), in whole lines of 64 bytes (at least 64).
+    static std::size_t small_slot_bytes(std::size_t slot_bytes);
 
     // Over a segment it owns (production) or over memory mapped by other means (tests that
     // fork); `base` must be zero-filled, shared, and segment_bytes(size, slot_bytes) long.
@@ -52,6 +64,10 @@ public:
     int rank() const { return rank_; }
     int size() const { return size_; }
     std::size_t slot_bytes() const { return slot_bytes_; }
+    std::size_t small_slot_bytes() const { return small_slot_bytes_; }
+    // The chunk size of a call that puts at most `bytes` in any one slot: the small slot if
+    // it fits, else slot_bytes. Every rank must ask with the same bytes.
+    std::size_t chunk_bytes(std::size_t bytes) const { return bytes <= small_slot_bytes_ ? small_slot_bytes_ : slot_bytes_; }
 
     // Called while waiting (MPI progress); set per call, since the transport is per call.
     using ProgressFn = void (*)(void* ctx);
@@ -69,22 +85,26 @@ public:
         publish();
         wait_all(phase_);
     }
-    // Starts a chunk: returns its region (the two alternate, the same on every rank) once
-    // every rank has finished the last chunk that used it, so it may be overwritten.
-    int begin_chunk();
+    // Starts a chunk of `chunk` bytes per slot (chunk_bytes()): returns its region - the next
+    // small one in turn, or one of the two large ones, the same on every rank - once every
+    // rank has finished the last chunk that used it, so it may be overwritten.
+    int begin_chunk(std::size_t chunk);
     // Ends a chunk: every rank has finished it once every counter reaches this phase.
     void end_chunk(int region) { region_done_[region] = phase_; }
     std::byte* slot(int region, int rank) const;
     std::byte* result(int region) const;
 
 private:
+    static constexpr int kRegions = 2 + kSmallRegions;
     std::uint64_t& counter(int rank) const;
     std::unique_ptr<ShmSegment> segment_;
     std::byte* base_;
     int rank_, size_;
-    std::size_t slot_bytes_;
-    std::uint64_t phase_ = 0, chunks_ = 0;
-    std::uint64_t region_done_[2] = {0, 0};
+    std::size_t slot_bytes_, small_slot_bytes_;
+    bool oversubscribed_;
+    std::uint64_t phase_ = 0, chunks_ = 0, small_chunks_ = 0;
+    std::uint64_t region_done_[kRegions] = {};
+    std::unique_ptr<std::uint64_t[]> seen_; // the last value read of each rank's counter
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
 };

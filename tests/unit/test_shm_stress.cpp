@@ -372,3 +372,48 @@ TEST_CASE("shm stress: ranks at very different speeds", "[shm][shm_stress]")
         require_threads_ok(Config{3, kSmallSlot, 1500, pace});
     }
 }
+
+TEST_CASE("shm: rooted collectives run up to kSmallRegions calls ahead through the small regions", "[shm]")
+{
+    // The root of kSmallRegions small bcasts, and the non-roots of as many small reduces,
+    // finish all of them before the other ranks make their first call: nothing waits for a
+    // slower rank until a small region comes round again. The late ranks then get every value.
+    constexpr int P = 3, kCalls = ShmComm::kSmallRegions;
+    std::vector<std::uint64_t> memory(ShmComm::segment_bytes(P) / sizeof(std::uint64_t) + 1, 0);
+    auto* base = reinterpret_cast<std::byte*>(memory.data());
+    const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT64);
+    std::atomic<int> early_done{0};
+    std::vector<std::string> errors(P);
+    auto late_start = [&](int waiting_for) { // the late ranks start once the early ones are done, or after 5 s
+        for (int i = 0; i < 5000 && early_done.load() < waiting_for; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return early_done.load() == waiting_for;
+    };
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < P; ++r)
+        ranks.emplace_back([&, r] {
+            ShmComm shm(base, r, P);
+            HostMemory mem;
+            // bcasts from rank 0: rank 0 is early, 1 and 2 late
+            if (r != 0 && !late_start(1)) errors[std::size_t(r)] = "rank 0 did not finish its bcasts alone";
+            for (int i = 0; i < kCalls; ++i) {
+                std::int64_t v = r == 0 ? 1000 + i : -1;
+                shm_bcast(shm, mem, BcastArgs{&v, sizeof v, 0});
+                if (v != 1000 + i) errors[std::size_t(r)] = "bcast " + std::to_string(i) + " got " + std::to_string(v);
+            }
+            if (r == 0) early_done += 1;
+            // reduces to rank 2: ranks 0 and 1 are early, 2 late
+            if (r == 2 && !late_start(3)) errors[2] = "ranks 0 and 1 did not finish their reduces alone";
+            for (int i = 0; i < kCalls; ++i) {
+                std::int64_t in = r * 100 + i, out = 0;
+                shm_reduce(shm, mem, ReduceArgs{&in, r == 2 ? &out : nullptr, 1, sum, 2});
+                if (r == 2 && out != 300 + 3 * i) errors[2] = "reduce " + std::to_string(i) + " got " + std::to_string(out);
+            }
+            if (r != 2) early_done += 1;
+        });
+    for (auto& t : ranks) t.join();
+    for (int r = 0; r < P; ++r) {
+        INFO("rank " << r);
+        CHECK(errors[std::size_t(r)] == "");
+    }
+}
