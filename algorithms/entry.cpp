@@ -236,13 +236,24 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     const char* reason = "no rule chooses an algorithm that can serve this call";
     if (forced != nullptr && forced[0] != '\0') {
         // A forced algorithm is used or the call is declined; loom never silently swaps in
-        // another algorithm the user did not ask for.
-        const Algorithm* algo = find_algorithm(c, forced);
+        // another algorithm the user did not ask for. The last lookup is remembered (the
+        // parameter's string changes only between collectives, through MPI_T).
+        thread_local struct {
+            const char* text;
+            const Algorithm* algorithm;
+        } last[kCollectiveCount] = {};
+        auto& memo = last[std::size_t(c)];
+        const Algorithm* algo = memo.text == forced && memo.algorithm != nullptr &&
+                                        std::strcmp(forced, memo.algorithm->name.data()) == 0
+                                    ? memo.algorithm
+                                    : find_algorithm(c, forced);
+        memo = {forced, algo};
         if (algo == nullptr) reason = "the forced algorithm does not exist";
         else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative, resolved_nodes(resolved)}))
             reason = no->data();
         else {
             if (rule_source != nullptr) *rule_source = "forced";
+            call->chosen = algo;
             return algo->name.data();
         }
     } else {
@@ -266,6 +277,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
                 if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;
                 if (rule_source != nullptr) *rule_source = rule.source.c_str();
+                call->chosen = chosen->algorithm;
                 return chosen->algorithm->name.data();
             }
         } catch (...) {
@@ -284,17 +296,10 @@ void loom::run_call(const Algorithm& algorithm, Transport& net, MemoryOps& mem, 
 extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport, const loom_call_t* call)
 {
     return guarded([&] {
-        // `algorithm` is normally the registry's own name string (loom_choose returns it):
-        // find it by address, without comparing strings on every call. (Equal names of
-        // different collectives may share one address, hence the collective too.)
+        // loom_choose leaves the algorithm itself in the call: no lookup per call.
         const Collective c = collective_of(*call);
-        const Algorithm* algo = nullptr;
-        for (const Algorithm& a : all_algorithms())
-            if (a.name.data() == algorithm && a.collective == c) {
-                algo = &a;
-                break;
-            }
-        if (algo == nullptr) algo = find_algorithm(c, algorithm);
+        const auto* algo = static_cast<const Algorithm*>(call->chosen);
+        if (algo == nullptr || algo->name.data() != algorithm || algo->collective != c) algo = find_algorithm(c, algorithm);
         if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
         HostMemory mem;

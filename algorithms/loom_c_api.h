@@ -105,6 +105,8 @@ typedef struct loom_call {
     loom_reduction_t op;  /* reductions only */
     size_t segment_bytes; /* pipelined algorithms; 0: their default */
     size_t buffer_bytes;  /* PAT's intermediate buffer; 0: its default */
+    const void *chosen;   /* set by loom_choose: the algorithm itself, so loom_run need not
+                             look its name up on every call; NULL: loom_run looks it up */
 } loom_call_t;
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
