@@ -263,7 +263,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             if (table == nullptr) table = (own = std::make_unique<rules::Resolved>(rules::resolve(comm_size, {}))).get();
             const rules::Candidate* chosen = rules::choose_candidate(
                 *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node, rules::MemoryKind::host,
-                                    commutative});
+                                    commutative, call->keep_from_open_mpi == 0});
             if (chosen != nullptr && chosen->algorithm == nullptr) {
                 // A fallback rule: the table says Open MPI's next component does this call
                 // better. Every rank reaches the same rule, so every rank declines alike.

@@ -107,6 +107,9 @@ typedef struct loom_call {
     size_t buffer_bytes;  /* PAT's intermediate buffer; 0: its default */
     const void *chosen;   /* set by loom_choose: the algorithm itself, so loom_run need not
                              look its name up on every call; NULL: loom_run looks it up */
+    int keep_from_open_mpi; /* 1: a fallback rule must not hand this call on: Open MPI's own
+                               kernel gets the reduction wrong (4.1's AVX SUM saturates 8- and
+                               16-bit integers) */
 } loom_call_t;
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);

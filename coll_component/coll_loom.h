@@ -157,6 +157,8 @@ int loom_pml_transport_fini(loom_pml_transport_t *t);
 typedef struct loom_reduce_plan {
     loom_reduction_t reduction;
     const char *kernel; /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
+    int ompi_kernel_wrong; /* 1: Open MPI's own kernel gets (op, dtype) wrong (4.1's AVX SUM
+                              saturates 8- and 16-bit integers): never hand it on by a rule */
     int staged;         /* 1: the datatype has holes, so the data is copied into a dense
                            scratch buffer first (ompi_datatype_copy_content_same_ddt) and the
                            holes of the user's buffer are never written */

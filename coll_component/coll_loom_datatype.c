@@ -79,6 +79,21 @@ static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_
     return 0;
 }
 
+/* Open MPI 4.1.4's AVX op component saturates SUMs of 8- and 16-bit integers (250 + 10 gives
+ * 255 in MPI_UINT8_T; checked here with MPI_Reduce_local), where MPI requires them to wrap as
+ * loom's kernels do. Such a reduction must never be handed to Open MPI by a rule. */
+static int saturating_in_ompi(struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    if (op != MPI_SUM) return 0;
+    for (size_t t = 0; t < LENGTH(predefined_types); ++t)
+        if (predefined_types[t].dtype == dtype)
+            switch (predefined_types[t].type) {
+            case LOOM_TYPE_INT8: case LOOM_TYPE_UINT8: case LOOM_TYPE_INT16: case LOOM_TYPE_UINT16: return 1;
+            default: return 0;
+            }
+    return 0;
+}
+
 /* Copy n elements of dtype between two buffers of the same layout (type map bytes only). */
 static int copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype)
 {
@@ -129,6 +144,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
     plan->op = op;
     plan->dtype = dtype;
     plan->staged = 0;
+    plan->ompi_kernel_wrong = 0;
     if (size == 0 || extent <= 0) {
         *why = "the datatype is empty";
         return 0;
@@ -146,6 +162,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
         if (own_kernel(dtype, op, &plan->reduction) &&
             plan->reduction.elem_size == (size_t) extent) {
             plan->kernel = "loom";
+            plan->ompi_kernel_wrong = saturating_in_ompi(dtype, op);
             return 1;
         }
         char *msg = NULL;

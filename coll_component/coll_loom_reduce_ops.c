@@ -28,6 +28,7 @@ static int prepare(loom_call_t *call, struct ompi_datatype_t *dtype, struct ompi
 {
     if (!loom_plan_reduction(dtype, op, plan, why)) return 0;
     call->op = plan->reduction;
+    call->keep_from_open_mpi = plan->ompi_kernel_wrong;
     *algorithm = loom_choose_for(call, comm, m, why, rule);
     return NULL != *algorithm;
 }

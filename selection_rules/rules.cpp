@@ -390,6 +390,10 @@ const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Ca
                 continue;
             }
             if (rule.is_fallback()) {
+                if (!call.fallback_allowed) {
+                    if (trace) trace->push_back({&rule, "matches, but fallback is passed over: " + std::string(kFallbackRefused)});
+                    continue;
+                }
                 if (trace) trace->push_back({&rule, "chosen: hands the call to the next component"});
                 return &rule;
             }

@@ -109,7 +109,15 @@ struct Call {
     int ranks_per_node = 0; // 0: unknown
     MemoryKind memory = MemoryKind::host;
     bool commutative = true;
+    // false: a fallback rule is passed over, because Open MPI's own kernel gets this
+    // reduction wrong (4.1's AVX SUM saturates 8- and 16-bit integers; loom's kernels wrap,
+    // as MPI requires), so handing it on would change the answer.
+    bool fallback_allowed = true;
 };
+
+// Why a fallback rule is passed over when the call does not allow it.
+constexpr std::string_view kFallbackRefused =
+    "Open MPI's own kernel gets this reduction wrong (a SUM on 8- or 16-bit integers saturates in 4.1's AVX op)";
 
 bool matches(const Rule& rule, const Call& call);
 

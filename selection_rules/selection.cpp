@@ -75,7 +75,10 @@ const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
         if (!rule.bytes.contains(call.bytes)) continue;
         if (rule.memory && *rule.memory != call.memory) continue;
         if (rule.commutative && *rule.commutative != call.commutative) continue;
-        if (c.algorithm == nullptr) return &c; // fallback
+        if (c.algorithm == nullptr) { // fallback
+            if (call.fallback_allowed) return &c;
+            continue;
+        }
         if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})) return &c;
     }
     return nullptr;

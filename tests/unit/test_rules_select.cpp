@@ -4,6 +4,8 @@
 
 #include "loom_c_api.h"
 
+#include <unistd.h>
+
 using namespace loom;
 using namespace loom::rules;
 using namespace loom::rules::test;
@@ -554,4 +556,37 @@ TEST_CASE("a fallback rule stays a candidate without an algorithm, and loom_choo
     loom_rules_release(resolved);
 
     load_user_rules("");
+}
+
+TEST_CASE("rules: a fallback rule is passed over for a reduction Open MPI's own kernel gets wrong", "[rules]")
+{
+    // loom serves such a call (a SUM on 8- or 16-bit integers, which Open MPI 4.1's AVX op
+    // saturates) with the next rule instead of handing it on and changing the answer.
+    const ParseResult t = parse("loom-rules 1\nallreduce * 0-1K fallback\nallreduce * * recursive_doubling\n", "t.rules");
+    REQUIRE(t.ok());
+    Call x = call(Collective::allreduce, 4, 64);
+    CHECK(choose({&t.rules}, x) == &t.rules[0]);
+    x.fallback_allowed = false;
+    std::vector<Verdict> trace;
+    CHECK(choose({&t.rules}, x, &trace) == &t.rules[1]);
+    REQUIRE(trace.size() == 2);
+    CHECK(trace[0].outcome == "matches, but fallback is passed over: " + std::string(kFallbackRefused));
+
+    const std::string path = "/tmp/loom-fallback-refused-" + std::to_string(::getpid()) + ".rules";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("loom-rules 1\nallreduce * 0-1K fallback\nallreduce * * recursive_doubling\n", f);
+    std::fclose(f);
+    REQUIRE(load_user_rules(path).empty());
+    const Resolved r = resolve(4, {});
+    const Candidate* c = choose_candidate(r, x);
+    REQUIRE(c != nullptr);
+    REQUIRE(c->algorithm != nullptr);
+    CHECK(std::string(c->algorithm->name) == "recursive_doubling");
+    x.fallback_allowed = true;
+    c = choose_candidate(r, x);
+    REQUIRE(c != nullptr);
+    CHECK(c->algorithm == nullptr);
+    load_user_rules("");
+    std::remove(path.c_str());
 }
