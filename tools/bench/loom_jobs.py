@@ -21,8 +21,7 @@ def ompi_components():
 
 
 def ompi_version():
-    out = subprocess.run(["ompi_info", "--parsable", "--version", "ompi", "full"], capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True).stdout
     for line in out.splitlines():
         if line.startswith("ompi:version:full:"):
             return line.split(":", 3)[3]
