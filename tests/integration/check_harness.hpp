@@ -27,7 +27,9 @@ struct Setting {
     std::string algorithm; // "" = loom's own choice
 };
 
-// Counts cases and failures; checks loom's served/declined counters around each call.
+// Counts cases and failures; checks loom's served/declined counters around each call. With
+// loom's own choice (algorithm "") a call expected to be served may instead be handed on by
+// a `fallback` rule of the built-in table; such calls are counted in handed_on.
 void expect_call(const Setting& s, const char* collective, Expect expect, const std::string& name,
                  const std::function<void()>& call);
 void fail(const Setting& s, const std::string& what);
