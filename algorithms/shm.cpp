@@ -35,7 +35,7 @@ std::size_t ShmComm::small_slot_bytes(std::size_t slot_bytes)
 std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
 {
     const std::size_t slots = std::size_t(size) + 1;
-    return kLine * slots + 2 * slots * slot_bytes + std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
+    return kLine * slots + std::size_t(kLargeRegions) * slots * slot_bytes + std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
 }
 
 ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes)
@@ -59,8 +59,9 @@ std::byte* ShmComm::slot(int region, int rank) const
 {
     const std::size_t slots = std::size_t(size_) + 1;
     std::byte* regions = base_ + kLine * slots;
-    if (region < 2) return regions + (std::size_t(region) * slots + std::size_t(rank)) * slot_bytes_;
-    return regions + 2 * slots * slot_bytes_ + (std::size_t(region - 2) * slots + std::size_t(rank)) * small_slot_bytes_;
+    if (region < kLargeRegions) return regions + (std::size_t(region) * slots + std::size_t(rank)) * slot_bytes_;
+    return regions + std::size_t(kLargeRegions) * slots * slot_bytes_ +
+           (std::size_t(region - kLargeRegions) * slots + std::size_t(rank)) * small_slot_bytes_;
 }
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
@@ -100,8 +101,8 @@ void ShmComm::wait_all(std::uint64_t phase)
 int ShmComm::begin_chunk(std::size_t chunk)
 {
     const int region = chunk == small_slot_bytes_ && chunk != slot_bytes_
-                           ? 2 + int(small_chunks_++ % kSmallRegions)
-                           : int(chunks_++ & 1);
+                           ? kLargeRegions + int(small_chunks_++ % kSmallRegions)
+                           : int(chunks_++ % kLargeRegions);
     wait_all(region_done_[region]);
     return region;
 }

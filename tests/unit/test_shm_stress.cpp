@@ -1,7 +1,7 @@
 // Stress tests of ShmComm's synchronisation protocol (algorithms/shm.*), on ShmComm directly
 // (no Transport): thousands of back-to-back collectives of every kind, with sizes from 0 to a
-// few slots, on a small slot so that every call of any size is split into chunks and the two
-// regions alternate all the time. A sync that lets a rank read a slot before it is written,
+// few slots, on a small slot so that every call of any size is split into chunks and the
+// large regions (and, for the smallest calls, the small ones) take turns all the time. A sync that lets a rank read a slot before it is written,
 // or overwrite one before everyone has read it, shows up as a wrong result somewhere.
 //
 //   * processes: P forked ranks over a MAP_SHARED mapping (the production situation: separate
