@@ -82,7 +82,14 @@ class HostMemory final : public MemoryOps {
 public:
     void copy(void* dst, const void* src, std::size_t bytes) override;
     void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override;
+    // Small requests come from a buffer inside this object (a HostMemory lives for one call,
+    // so its scratch does too): no malloc and free on every small collective.
     Scratch scratch(std::size_t bytes) override;
+
+private:
+    static constexpr std::size_t kInlineBytes = 1024;
+    alignas(64) std::byte inline_[kInlineBytes];
+    std::size_t inline_used_ = 0;
 };
 
 } // namespace loom
