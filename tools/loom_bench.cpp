@@ -2,7 +2,8 @@
 // choice, or (in a job without loom) with Open MPI's default, side by side in one job.
 //
 //   mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench
-//       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]
+//       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
+//                      (also allgatherv, reduce_scatter, alltoall)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE]
 //
@@ -17,11 +18,13 @@
 // not loaded the one contender is "ompi", Open MPI's default, and --algorithms is ignored.
 //
 // Sizes are loom's message sizes (selection_rules/RULES.md, "Message size": the whole vector
-// for allgather and reduce_scatter_block); --sizes A:B is A, 2A, 4A, ... up to B. Reductions
-// are MPI_DOUBLE with MPI_SUM, the rest MPI_BYTE, bcast and reduce from root 0; barrier runs
-// once, at 0 bytes. A size too small for a collective at this np (a vector or per-rank block
-// under one element) is skipped, and allgather and reduce_scatter_block round the vector down
-// to N equal blocks: the bytes reported are those of the calls made.
+// for allgather(v) and reduce_scatter(_block)); --sizes A:B is A, 2A, 4A, ... up to B, except
+// for alltoall, where the size asked for is each rank's whole send buffer and the size
+// reported is loom's, one block (size / N). Reductions are MPI_DOUBLE with MPI_SUM, the rest
+// MPI_BYTE, bcast and reduce from root 0, allgatherv and reduce_scatter with equal blocks;
+// barrier runs once, at 0 bytes. A size too small for a collective at this np (a vector or
+// per-rank block under one element) is skipped, and the block collectives round the vector
+// down to N equal blocks: the bytes reported are those of the calls made.
 //
 // Per collective and size: every contender makes one call whose result is checked against
 // values computed here (never by Open MPI), then warms up and is given enough iterations for
@@ -37,7 +40,8 @@
 // contender), then for sizes of 64 KiB and more the same runs as bus bandwidth: the bytes one
 // link must carry for the collective divided by the time, in GB/s (10^9 B/s), by NCCL's
 // definitions: S/t for bcast and reduce, 2(P-1)/P * S/t for allreduce, (P-1)/P * S/t for
-// allgather and reduce_scatter_block (S: loom's message size, t: seconds per call); a value near
+// allgather(v) and reduce_scatter(_block), (P-1) * S/t for alltoall (S: loom's message size,
+// t: seconds per call); a value near
 // the machine's copy or link bandwidth means the algorithm is bandwidth-bound. With --csv it
 // writes rows collective,contender,np,bytes,time_us,iterations,busbw_GBps. Progress (one line per
 // size, with the elapsed time) goes to stderr.
@@ -71,6 +75,7 @@ namespace bench = loom::bench;
 const char* const kUsage =
     "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
+    "                         (also allgatherv, reduce_scatter, alltoall)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
 
@@ -131,7 +136,8 @@ Collective parse_collective(const std::string& name)
         if (loom::to_string(c) == name && bench::can_call(c)) return c;
     }
     throw Usage("--collectives: unknown collective '" + name +
-                "' (known: allreduce, reduce, bcast, allgather, reduce_scatter_block, barrier)");
+                "' (known: allreduce, reduce, bcast, allgather, allgatherv, reduce_scatter_block, "
+                "reduce_scatter, alltoall, barrier)");
 }
 
 Options parse_options(int argc, char** argv)
@@ -227,7 +233,10 @@ double bus_factor(Collective c, int ranks)
     switch (c) {
     case Collective::allreduce: return 2 * (p - 1) / p;
     case Collective::allgather:
-    case Collective::reduce_scatter_block: return (p - 1) / p;
+    case Collective::allgatherv:
+    case Collective::reduce_scatter_block:
+    case Collective::reduce_scatter: return (p - 1) / p;
+    case Collective::alltoall: return p - 1;
     case Collective::bcast:
     case Collective::reduce: return 1;
     default: return 0;

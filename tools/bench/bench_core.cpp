@@ -135,7 +135,10 @@ bool can_call(Collective c)
     case Collective::reduce:
     case Collective::bcast:
     case Collective::allgather:
+    case Collective::allgatherv:
     case Collective::reduce_scatter_block:
+    case Collective::reduce_scatter:
+    case Collective::alltoall:
     case Collective::barrier: return true;
     default: return false;
     }
@@ -143,7 +146,8 @@ bool can_call(Collective c)
 
 bool is_reduction(Collective c)
 {
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block;
+    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block ||
+           c == Collective::reduce_scatter;
 }
 
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
@@ -153,19 +157,38 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
     case Collective::allreduce:
     case Collective::reduce:
         return nominal >= d ? std::optional(Case{c, nominal, nominal / d * d, nominal / d}) : std::nullopt;
-    case Collective::reduce_scatter_block: {
+    case Collective::reduce_scatter_block:
+    case Collective::reduce_scatter: {
         const std::size_t block = nominal / P / d; // doubles per rank
         return block ? std::optional(Case{c, nominal, block * d * P, block}) : std::nullopt;
     }
-    case Collective::allgather: {
+    case Collective::allgather:
+    case Collective::allgatherv: {
         const std::size_t block = nominal / P; // bytes per rank
         return block ? std::optional(Case{c, nominal, block * P, block}) : std::nullopt;
+    }
+    case Collective::alltoall: {
+        const std::size_t block = nominal / P; // bytes to each rank: loom's message size
+        return block ? std::optional(Case{c, nominal, block, block}) : std::nullopt;
     }
     case Collective::bcast: return Case{c, nominal, nominal, nominal};
     case Collective::barrier: return Case{c, 0, 0, 0};
     default: return std::nullopt;
     }
 }
+
+namespace {
+// Equal blocks of n for the v-collectives, rebuilt only when the block changes.
+void equal_blocks(Buffers& b, int n)
+{
+    if (!b.counts.empty() && b.counts[0] == n) return;
+    int P = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    b.counts.assign(std::size_t(P), n);
+    b.displs.resize(std::size_t(P));
+    for (int q = 0; q < P; ++q) b.displs[std::size_t(q)] = q * n;
+}
+} // namespace
 
 void call_once(const Case& k, Buffers& b)
 {
@@ -176,8 +199,20 @@ void call_once(const Case& k, Buffers& b)
     case Collective::reduce_scatter_block:
         MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         break;
+    case Collective::reduce_scatter:
+        equal_blocks(b, n);
+        MPI_Reduce_scatter(b.send.data(), b.recv.data(), b.counts.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
     case Collective::allgather:
         MPI_Allgather(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case Collective::allgatherv:
+        equal_blocks(b, n);
+        MPI_Allgatherv(b.send.data(), n, MPI_BYTE, b.recv.data(), b.counts.data(), b.displs.data(), MPI_BYTE,
+                       MPI_COMM_WORLD);
+        break;
+    case Collective::alltoall:
+        MPI_Alltoall(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD);
         break;
     case Collective::bcast: MPI_Bcast(b.recv.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
     case Collective::barrier: MPI_Barrier(MPI_COMM_WORLD); break;
@@ -187,6 +222,8 @@ void call_once(const Case& k, Buffers& b)
 
 namespace {
 unsigned char pattern(std::size_t rank, std::size_t i) { return (unsigned char)(rank * 31 + i * 7 + 1); }
+// What rank `from` sends rank `to` at byte i of an alltoall block.
+unsigned char pattern(std::size_t from, std::size_t to, std::size_t i) { return (unsigned char)(from * 31 + to * 13 + i * 7 + 1); }
 } // namespace
 
 bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
@@ -198,11 +235,17 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
     case Collective::allreduce:
     case Collective::reduce:
     case Collective::reduce_scatter_block:
+    case Collective::reduce_scatter:
         // send[i] = (rank + 1) (1 + i mod 5): every sum is triangle (1 + i mod 5), exact in doubles
         for (std::size_t i = 0; i < b.send.size(); ++i) b.send[i] = double(rank + 1) * double(1 + i % 5);
         break;
     case Collective::allgather:
+    case Collective::allgatherv:
         for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[i] = pattern(r, i);
+        break;
+    case Collective::alltoall:
+        for (std::size_t q = 0; q < P; ++q)
+            for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[q * k.count + i] = pattern(r, q, i);
         break;
     case Collective::bcast:
         if (rank == 0)
@@ -222,13 +265,20 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
             if (b.recv[i] != triangle * double(1 + i % 5)) return false;
         return true;
     case Collective::reduce_scatter_block:
+    case Collective::reduce_scatter:
         for (std::size_t j = 0; j < k.count; ++j)
             if (b.recv[j] != triangle * double(1 + (r * k.count + j) % 5)) return false;
         return true;
     case Collective::allgather:
+    case Collective::allgatherv:
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, i)) return false;
+        return true;
+    case Collective::alltoall:
+        for (std::size_t q = 0; q < P; ++q)
+            for (std::size_t i = 0; i < k.count; ++i)
+                if (b.recv_bytes()[q * k.count + i] != pattern(q, r, i)) return false;
         return true;
     case Collective::bcast:
         for (std::size_t i = 0; i < k.count; ++i)

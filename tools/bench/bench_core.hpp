@@ -5,9 +5,10 @@
 // a collective loom serves, an MPI_T control variable read, and the machine's names.
 //
 // Message sizes follow loom's definition (selection_rules/RULES.md, "Message size"): the
-// vector for allreduce, reduce and bcast, the whole vector for allgather and
-// reduce_scatter_block, 0 for barrier. Reductions are MPI_DOUBLE with MPI_SUM, the rest
-// MPI_BYTE; bcast and reduce have root 0. Every call is on MPI_COMM_WORLD.
+// vector for allreduce, reduce and bcast, the whole vector for allgather(v) and
+// reduce_scatter(_block), one block for alltoall, 0 for barrier. Reductions are MPI_DOUBLE
+// with MPI_SUM, the rest MPI_BYTE; bcast and reduce have root 0; allgatherv and
+// reduce_scatter have equal blocks. Every call is on MPI_COMM_WORLD.
 #pragma once
 
 #include "registry.hpp"
@@ -57,11 +58,10 @@ std::string host_name();
 
 // ---- one collective call -------------------------------------------------------------------
 
-// The collectives a Case can call: allreduce, reduce, bcast, allgather, reduce_scatter_block,
-// barrier.
+// The collectives a Case can call: all nine of loom's.
 bool can_call(Collective c);
 
-// MPI_DOUBLE + MPI_SUM (allreduce, reduce, reduce_scatter_block) rather than MPI_BYTE.
+// MPI_DOUBLE + MPI_SUM (allreduce, reduce, reduce_scatter(_block)) rather than MPI_BYTE.
 bool is_reduction(Collective c);
 
 // One call's shape.
@@ -69,17 +69,20 @@ struct Case {
     Collective collective;
     std::size_t nominal; // the size asked for
     std::size_t bytes;   // loom's message size of the calls made (blocks round down)
-    std::size_t count;   // count argument: elements (reductions), bytes (bcast), block (allgather)
+    std::size_t count;   // count argument: elements (reductions; per rank for reduce_scatter), bytes
+                         // (bcast), bytes per rank (allgather(v)) or per block (alltoall)
 };
 
 // The call of `c` for `nominal` bytes at `ranks` ranks, or nothing if the size is too small
 // for it (a reduction's vector, or a per-rank block, under one element) or `c` cannot be
-// called. Barrier is always the call of 0 bytes.
+// called. Barrier is always the call of 0 bytes. For alltoall `nominal` is what each rank
+// sends in all (its buffer), so the message size, one block, is nominal / ranks.
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks);
 
 // Send and receive buffers big enough for every case up to `max_bytes` (a message size).
 struct Buffers {
     std::vector<double> send, recv;
+    std::vector<int> counts, displs; // allgatherv and reduce_scatter: equal blocks (call_once fills them)
     explicit Buffers(std::size_t max_bytes) : send(max_bytes / sizeof(double) + 1), recv(send.size()) {}
     unsigned char* send_bytes() { return reinterpret_cast<unsigned char*>(send.data()); }
     unsigned char* recv_bytes() { return reinterpret_cast<unsigned char*>(recv.data()); }
