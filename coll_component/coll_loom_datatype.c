@@ -65,33 +65,31 @@ static const struct {
 
 #define LENGTH(a) (sizeof(a) / sizeof((a)[0]))
 
-static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduction_t *out)
+/* Open MPI 4.1.4's AVX op component saturates SUMs of 8- and 16-bit integers (250 + 10 gives
+ * 255 in MPI_UINT8_T; checked here with MPI_Reduce_local), where MPI requires them to wrap as
+ * loom's kernels do. Such a reduction must never be handed to Open MPI by a rule. */
+static int saturating_in_ompi(loom_op_t op, loom_type_t type)
+{
+    return op == LOOM_OP_SUM && (type == LOOM_TYPE_INT8 || type == LOOM_TYPE_UINT8 || type == LOOM_TYPE_INT16 ||
+                                 type == LOOM_TYPE_UINT16);
+}
+
+/* loom's kernel for (dtype, op), if it has one; *ompi_wrong says whether Open MPI's own kernel
+ * gets that reduction wrong (saturating_in_ompi). */
+static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduction_t *out, int *ompi_wrong)
 {
     for (size_t t = 0; t < LENGTH(predefined_types); ++t) {
         if (predefined_types[t].dtype != dtype) continue;
         /* MPI_BYTE is only defined for the bitwise ops. */
         if (dtype == MPI_BYTE && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR) return 0;
         for (size_t o = 0; o < LENGTH(predefined_ops); ++o) {
-            if (predefined_ops[o].op == op)
+            if (predefined_ops[o].op == op) {
+                *ompi_wrong = saturating_in_ompi(predefined_ops[o].loom_op, predefined_types[t].type);
                 return loom_find_kernel(predefined_ops[o].loom_op, predefined_types[t].type, out);
+            }
         }
         return 0;
     }
-    return 0;
-}
-
-/* Open MPI 4.1.4's AVX op component saturates SUMs of 8- and 16-bit integers (250 + 10 gives
- * 255 in MPI_UINT8_T; checked here with MPI_Reduce_local), where MPI requires them to wrap as
- * loom's kernels do. Such a reduction must never be handed to Open MPI by a rule. */
-static int saturating_in_ompi(struct ompi_datatype_t *dtype, struct ompi_op_t *op)
-{
-    if (op != MPI_SUM) return 0;
-    for (size_t t = 0; t < LENGTH(predefined_types); ++t)
-        if (predefined_types[t].dtype == dtype)
-            switch (predefined_types[t].type) {
-            case LOOM_TYPE_INT8: case LOOM_TYPE_UINT8: case LOOM_TYPE_INT16: case LOOM_TYPE_UINT16: return 1;
-            default: return 0;
-            }
     return 0;
 }
 
@@ -173,10 +171,11 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
             *why = "a predefined op on a derived datatype";
             return 0;
         }
-        if (own_kernel(dtype, op, &plan->reduction) &&
+        int ompi_wrong = 0;
+        if (own_kernel(dtype, op, &plan->reduction, &ompi_wrong) &&
             plan->reduction.elem_size == (size_t) extent) {
             plan->kernel = "loom";
-            plan->ompi_kernel_wrong = saturating_in_ompi(dtype, op);
+            plan->ompi_kernel_wrong = ompi_wrong;
             if (!ompi_mpi_thread_multiple) {
                 last_plan.dtype = dtype;
                 last_plan.op = op;
