@@ -7,6 +7,7 @@
  * type-signature rules make the same on every rank.
  */
 #include "coll_loom.h"
+#include "coll_loom_device.h"
 
 #include <stdlib.h>
 
@@ -37,10 +38,16 @@ int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int is_root = ompi_comm_rank(comm) == root;
+    const loom_dev_mode_t dev = loom_device_mode(buf, dtype, NULL, NULL);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_BCAST, loom_device_bcast(buf, count, dtype, root, comm, module),
+                      m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module));
     loom_call_t call = {.coll = LOOM_COLL_BCAST, .count = (size_t) count * loom_type_size(dtype),
                         .root = root};
+    loom_device_prepare(&call, dev);
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = count < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
+    if (NULL == algorithm && loom_device_decline_on_copies(dev))
+        return loom_device_bcast(buf, count, dtype, root, comm, module);
     if (NULL == algorithm) {
         mca_coll_loom_note_declined(LOOM_COLL_BCAST, comm, why);
         return m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module);
@@ -117,12 +124,22 @@ int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int size = ompi_comm_size(comm);
+    const loom_dev_mode_t dev = loom_device_mode(sbuf, sdtype, rbuf, rdtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_ALLGATHER,
+                      loom_device_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module),
+                      m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                        m->prev_allgather_module));
     loom_sizes_t bytes;
     if (OMPI_SUCCESS != loom_sizes_init(&bytes, size)) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < size; ++i) bytes.v[i] = (size_t) rcount * loom_type_size(rdtype);
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHER, .counts = bytes.v};
+    loom_device_prepare(&call, dev);
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
+    if (NULL == algorithm && loom_device_decline_on_copies(dev)) {
+        loom_sizes_fini(&bytes);
+        return loom_device_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+    }
     if (NULL == algorithm) {
         loom_sizes_fini(&bytes);
         mca_coll_loom_note_declined(LOOM_COLL_ALLGATHER, comm, why);
@@ -153,6 +170,12 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int size = ompi_comm_size(comm);
+    const loom_dev_mode_t dev = loom_device_mode(sbuf, sdtype, rbuf, rdtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_ALLGATHERV,
+                      loom_device_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                                             module),
+                      m->prev_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                                         m->prev_allgatherv_module));
     loom_sizes_t bytes;
     if (OMPI_SUCCESS != loom_sizes_init(&bytes, size)) return OMPI_ERR_OUT_OF_RESOURCE;
     int negative = 0, dense_displs = 1, next = 0;
@@ -163,8 +186,14 @@ int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
         bytes.v[i] = (size_t) (rcounts[i] < 0 ? 0 : rcounts[i]) * loom_type_size(rdtype);
     }
     loom_call_t call = {.coll = LOOM_COLL_ALLGATHERV, .counts = bytes.v};
+    loom_device_prepare(&call, dev);
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = negative ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
+    if (NULL == algorithm && loom_device_decline_on_copies(dev)) {
+        loom_sizes_fini(&bytes);
+        return loom_device_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                                      module);
+    }
     if (NULL == algorithm) {
         loom_sizes_fini(&bytes);
         mca_coll_loom_note_declined(LOOM_COLL_ALLGATHERV, comm, why);
@@ -185,9 +214,17 @@ int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const size_t size = (size_t) ompi_comm_size(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
+    const loom_dev_mode_t dev = loom_device_mode(sbuf, sdtype, rbuf, rdtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_ALLTOALL,
+                      loom_device_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module),
+                      m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                       m->prev_alltoall_module));
     loom_call_t call = {.coll = LOOM_COLL_ALLTOALL, .count = (size_t) rcount * loom_type_size(rdtype)};
+    loom_device_prepare(&call, dev);
     const char *why = "negative count", *rule = NULL;
     const char *algorithm = rcount < 0 ? NULL : loom_choose_for(&call, comm, m, &why, &rule);
+    if (NULL == algorithm && loom_device_decline_on_copies(dev))
+        return loom_device_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
     if (NULL == algorithm) {
         mca_coll_loom_note_declined(LOOM_COLL_ALLTOALL, comm, why);
         return m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,

@@ -11,6 +11,7 @@
  * the user's receive buffer are never written.
  */
 #include "coll_loom.h"
+#include "coll_loom_device.h"
 
 #include <stdlib.h>
 
@@ -57,11 +58,19 @@ int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int in_place = MPI_IN_PLACE == sbuf || sbuf == rbuf;
+    const loom_dev_mode_t dev = loom_device_mode(in_place ? NULL : sbuf, dtype, rbuf, dtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_ALLREDUCE,
+                      loom_device_allreduce(sbuf, rbuf, count, dtype, op, comm, module),
+                      m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module));
     loom_call_t call = {.coll = LOOM_COLL_ALLREDUCE, .sbuf = in_place ? NULL : sbuf, .rbuf = rbuf,
                         .count = (size_t) count};
+    loom_device_prepare(&call, dev);
     loom_reduce_plan_t plan;
     const char *algorithm, *rule = NULL, *why = "negative count";
-    if (count < 0 || !prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule))
+    const int served = count >= 0 && prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule);
+    if (!served && loom_device_decline_on_copies(dev))
+        return loom_device_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
+    if (!served)
         DECLINE(LOOM_COLL_ALLREDUCE, why,
                 m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module));
 
@@ -79,12 +88,20 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int is_root = ompi_comm_rank(comm) == root;
     const int in_place = is_root && (MPI_IN_PLACE == sbuf || sbuf == rbuf);
+    const loom_dev_mode_t dev = loom_device_mode(in_place ? NULL : sbuf, dtype, is_root ? rbuf : NULL, dtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_REDUCE,
+                      loom_device_reduce(sbuf, rbuf, count, dtype, op, root, comm, module),
+                      m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module));
     /* Only the root's receive buffer is significant; elsewhere it may be anything. */
     loom_call_t call = {.coll = LOOM_COLL_REDUCE, .sbuf = in_place ? NULL : sbuf,
                         .rbuf = is_root ? rbuf : NULL, .count = (size_t) count, .root = root};
+    loom_device_prepare(&call, dev);
     loom_reduce_plan_t plan;
     const char *algorithm, *rule = NULL, *why = "negative count";
-    if (count < 0 || !prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule))
+    const int served = count >= 0 && prepare(&call, dtype, op, comm, m, &plan, &algorithm, &why, &rule);
+    if (!served && loom_device_decline_on_copies(dev))
+        return loom_device_reduce(sbuf, rbuf, count, dtype, op, root, comm, module);
+    if (!served)
         DECLINE(LOOM_COLL_REDUCE, why,
                 m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module));
 
@@ -112,11 +129,13 @@ int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 static int reduce_scatter_common(loom_coll_t coll, const void *sbuf, void *rbuf,
                                  const size_t *counts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 mca_coll_loom_module_t *m, const char **why, int *declined)
+                                 mca_coll_loom_module_t *m, const char **why, int *declined,
+                                 loom_dev_mode_t dev)
 {
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
     loom_call_t call = {.coll = coll, .sbuf = in_place ? NULL : sbuf, .rbuf = rbuf, .counts = counts};
+    loom_device_prepare(&call, dev);
     loom_reduce_plan_t plan;
     const char *algorithm, *rule = NULL;
     *declined = !prepare(&call, dtype, op, comm, m, &plan, &algorithm, why, &rule);
@@ -137,6 +156,11 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int size = ompi_comm_size(comm);
+    const loom_dev_mode_t dev = loom_device_mode(sbuf, dtype, rbuf, dtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_REDUCE_SCATTER,
+                      loom_device_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module),
+                      m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                                             m->prev_reduce_scatter_module));
     const char *why = "negative count";
     int declined = 0, rc = OMPI_SUCCESS;
     loom_sizes_t counts;
@@ -147,8 +171,10 @@ int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     }
     if (!declined)
         rc = reduce_scatter_common(LOOM_COLL_REDUCE_SCATTER, sbuf, rbuf, counts.v, dtype, op, comm,
-                                   m, &why, &declined);
+                                   m, &why, &declined, dev);
     loom_sizes_fini(&counts);
+    if (declined && loom_device_decline_on_copies(dev))
+        return loom_device_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, module);
     if (declined)
         DECLINE(LOOM_COLL_REDUCE_SCATTER, why,
                 m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
@@ -163,6 +189,11 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
     const int size = ompi_comm_size(comm);
+    const loom_dev_mode_t dev = loom_device_mode(sbuf, dtype, rbuf, dtype);
+    LOOM_DEVICE_ENTRY(dev, LOOM_COLL_REDUCE_SCATTER_BLOCK,
+                      loom_device_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module),
+                      m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                                   m->prev_reduce_scatter_block_module));
     const char *why = "negative count";
     int declined = rcount < 0, rc = OMPI_SUCCESS;
     loom_sizes_t counts;
@@ -170,8 +201,10 @@ int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     for (int i = 0; i < size; ++i) counts.v[i] = (size_t) rcount;
     if (!declined)
         rc = reduce_scatter_common(LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, counts.v, dtype, op,
-                                   comm, m, &why, &declined);
+                                   comm, m, &why, &declined, dev);
     loom_sizes_fini(&counts);
+    if (declined && loom_device_decline_on_copies(dev))
+        return loom_device_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, module);
     if (declined)
         DECLINE(LOOM_COLL_REDUCE_SCATTER_BLOCK, why,
                 m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
