@@ -5,8 +5,10 @@
 //     a multiple of the element, no input / no output, and the overlap itself (the copy in
 //     of segment i+1 is posted before segment i communicates);
 //   * run_staged for every collective and every algorithm that can run in process, against
-//     the same algorithm run directly on host memory, in place and not.
+//     the same algorithm run directly on host memory, in place and not;
+//   * the built-in rule table's memory=cuda part decides every device call.
 #include "registry.hpp"
+#include "rules.hpp"
 #include "staging.hpp"
 #include "test_support.hpp"
 
@@ -352,4 +354,39 @@ TEST_CASE("run_staged: alltoall, in place and not; barrier", "[staging]")
             return rc;
         },
         [](int, int) { return kAll; });
+}
+
+// ---- the built-in rules for device buffers --------------------------------------------------
+
+TEST_CASE("default rules: device calls get a memory=cuda rule that can serve them, never a fallback", "[staging]")
+{
+    // A device call handed on costs a whole copy to the host, so the memory=cuda part of the
+    // table must decide every commutative call, on one node, across nodes and with the nodes
+    // unknown; a non-commutative allreduce or reduce gets an order-preserving algorithm.
+    const std::vector<const std::vector<rules::Rule>*> tables = {&rules::default_rules()};
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        const Collective coll = Collective(c);
+        if (coll == Collective::barrier) continue; // no buffers: always host memory
+        for (int nodes : {0, 1, 2})
+            for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1000), std::uint64_t(1) << 20, std::uint64_t(1) << 30})
+                for (int ranks : {2, 3, 8, 9, 64, 1000}) {
+                    rules::Call x{coll, ranks, bytes, nodes, nodes == 1 ? ranks : nodes == 2 ? (ranks + 1) / 2 : 0,
+                                  rules::MemoryKind::cuda};
+                    INFO(to_string(coll) << " ranks " << ranks << " bytes " << bytes << " nodes " << nodes);
+                    const rules::Rule* r = rules::choose(tables, x);
+                    REQUIRE(r != nullptr);
+                    CHECK(r->memory == rules::MemoryKind::cuda);
+                    CHECK(r->algorithm != rules::kFallback);
+                    const Algorithm* a = find_algorithm(coll, r->algorithm);
+                    REQUIRE(a != nullptr);
+                    CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes}));
+                    if (coll == Collective::allreduce || coll == Collective::reduce) {
+                        x.commutative = false;
+                        const rules::Rule* n = rules::choose(tables, x);
+                        REQUIRE(n != nullptr);
+                        CHECK(n->memory == rules::MemoryKind::cuda);
+                        CHECK(!find_algorithm(coll, n->algorithm)->needs.commutative_op);
+                    }
+                }
+    }
 }
