@@ -35,7 +35,9 @@ loom_dev_mode_t loom_device_mode(const void *a, struct ompi_datatype_t *ta, cons
     if (!device) return LOOM_DEV_HOST;
     const char *why;
     if (NULL == loom_device_copier(&why)) return LOOM_DEV_HAND_ON;
-    if ((NULL != ta && !dense(ta)) || (NULL != tb && !dense(tb))) return LOOM_DEV_COPIES;
+    /* A type whose buffer is MPI_IN_PLACE is ignored (MPI lets it be anything). */
+    if ((is_buffer(a) && NULL != ta && !dense(ta)) || (is_buffer(b) && NULL != tb && !dense(tb)))
+        return LOOM_DEV_COPIES;
     return LOOM_DEV_DIRECT;
 }
 

@@ -265,14 +265,14 @@ int device_count(int* count)
     if (rc != cudaSuccess) *count = 0;
     return rc;
 }
-int host_alloc(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes == 0 ? 1 : bytes); }
+// Portable: usable from every context, since this library has a CUDA runtime of its own.
+int host_alloc(void** p, std::size_t bytes) { return cudaHostAlloc(p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable); }
 int host_free(void* p) { return cudaFreeHost(p); }
 int device_alloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes == 0 ? 1 : bytes); }
 int device_free(void* p) { return cudaFree(p); }
-int stream_create(void** s)
-{
-    return cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t*>(s), cudaStreamNonBlocking);
-}
+// Blocking streams: they wait for work on the legacy default stream, as a copy of a buffer
+// the application just wrote there must.
+int stream_create(void** s) { return cudaStreamCreate(reinterpret_cast<cudaStream_t*>(s)); }
 int stream_destroy(void* s) { return cudaStreamDestroy(static_cast<cudaStream_t>(s)); }
 int stream_synchronize(void* s) { return cudaStreamSynchronize(static_cast<cudaStream_t>(s)); }
 int event_create(void** e)

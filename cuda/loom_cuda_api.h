@@ -38,7 +38,7 @@ typedef struct loom_cuda_api {
     int (*device_alloc)(void **ptr, size_t bytes);
     int (*device_free)(void *ptr);
 
-    int (*stream_create)(void **stream); /* non-blocking with respect to the default stream */
+    int (*stream_create)(void **stream); /* ordered after the legacy default stream's work */
     int (*stream_destroy)(void *stream);
     int (*stream_synchronize)(void *stream);
     int (*event_create)(void **event);   /* timing disabled */
