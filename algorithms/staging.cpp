@@ -59,27 +59,30 @@ std::size_t staging_segment_bytes(std::size_t requested, std::size_t elem_size)
     return std::max(elem, want / elem * elem);
 }
 
-void stage_segments(AsyncCopier& copier, const void* src, void* dst, std::size_t bytes, std::size_t segment,
-                    const std::function<void(std::byte* slot, std::size_t offset, std::size_t length)>& communicate)
+void stage_pipeline(AsyncCopier& copier, std::size_t segments, std::size_t slot_bytes,
+                    const std::function<void(std::size_t i, std::byte* slot, const PostCopy& post)>& fill,
+                    const std::function<void(std::size_t i, std::byte* slot)>& communicate,
+                    const std::function<void(std::size_t i, std::byte* slot, const PostCopy& post)>& drain)
 {
     using Lane = AsyncCopier::Lane;
-    if (bytes == 0) return; // the same on every rank: the message size is
-    if (segment == 0) throw std::invalid_argument("stage_segments: zero segment size");
-    const std::size_t segments = (bytes + segment - 1) / segment;
+    if (segments == 0) return;
     const std::size_t slots = std::min<std::size_t>(segments, kStagingSlots);
-    const std::size_t slot_bytes = std::min(segment, bytes);
     Scratch buffer = copier.host_buffer(slots * slot_bytes);
     auto slot = [&](std::size_t i) { return buffer.get() + (i % slots) * slot_bytes; };
-    auto offset = [&](std::size_t i) { return i * segment; };
-    auto length = [&](std::size_t i) { return std::min(segment, bytes - i * segment); };
+    const PostCopy post_in = [&](void* dst, const void* src, std::size_t bytes) {
+        if (bytes != 0) copier.copy(Lane::in, dst, src, bytes);
+    };
+    const PostCopy post_out = [&](void* dst, const void* src, std::size_t bytes) {
+        if (bytes != 0) copier.copy(Lane::out, dst, src, bytes);
+    };
 
     // Per slot: the in-lane ticket of its current input, the out-lane ticket of its last result.
     std::array<std::uint64_t, kStagingSlots> filled{}, emptied{};
     auto copy_in = [&](std::size_t i) {
         const std::size_t k = i % slots;
         // The slot's previous segment (i - slots) must have been copied out before it is refilled.
-        if (i >= slots && dst != nullptr) copier.wait(Lane::out, emptied[k]);
-        if (src != nullptr) copier.copy(Lane::in, slot(i), static_cast<const std::byte*>(src) + offset(i), length(i));
+        if (i >= slots) copier.wait(Lane::out, emptied[k]);
+        fill(i, slot(i), post_in);
         filled[k] = copier.mark(Lane::in);
     };
 
@@ -87,29 +90,36 @@ void stage_segments(AsyncCopier& copier, const void* src, void* dst, std::size_t
     for (std::size_t i = 0; i < segments; ++i) {
         if (i + 1 < segments) copy_in(i + 1); // overlaps the communication of segment i
         copier.wait(Lane::in, filled[i % slots]);
-        communicate(slot(i), offset(i), length(i));
-        if (dst != nullptr) {
-            copier.copy(Lane::out, static_cast<std::byte*>(dst) + offset(i), slot(i), length(i));
-            emptied[i % slots] = copier.mark(Lane::out);
-        }
+        communicate(i, slot(i));
+        drain(i, slot(i), post_out);
+        emptied[i % slots] = copier.mark(Lane::out);
     }
     // The slots are freed on return: every copy must be complete.
     copier.wait(Lane::out, copier.mark(Lane::out));
     copier.wait(Lane::in, copier.mark(Lane::in));
 }
 
+void stage_segments(AsyncCopier& copier, const void* src, void* dst, std::size_t bytes, std::size_t segment,
+                    const std::function<void(std::byte* slot, std::size_t offset, std::size_t length)>& communicate)
+{
+    if (bytes == 0) return; // the same on every rank: the message size is
+    if (segment == 0) throw std::invalid_argument("stage_segments: zero segment size");
+    auto offset = [&](std::size_t i) { return i * segment; };
+    auto length = [&](std::size_t i) { return std::min(segment, bytes - i * segment); };
+    stage_pipeline(
+        copier, (bytes + segment - 1) / segment, std::min(segment, bytes),
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            if (src != nullptr) post(slot, static_cast<const std::byte*>(src) + offset(i), length(i));
+        },
+        [&](std::size_t i, std::byte* slot) { communicate(slot, offset(i), length(i)); },
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            if (dst != nullptr) post(static_cast<std::byte*>(dst) + offset(i), slot, length(i));
+        });
+}
+
 // ---- every collective -----------------------------------------------------------------------
 
 namespace {
-
-using Lane = AsyncCopier::Lane;
-
-std::size_t total(const loom_call_t& call, int n)
-{
-    std::size_t t = 0;
-    for (int i = 0; i < n; ++i) t += call.counts[i];
-    return t;
-}
 
 // A call of the same collective on host staging memory.
 loom_call_t host_call(const loom_call_t& call)
@@ -120,19 +130,43 @@ loom_call_t host_call(const loom_call_t& call)
     return c;
 }
 
-// Copies in `in` bytes from `src` to host + in_offset, runs `body` on the host buffer, and
-// copies `out` bytes from host + out_offset to `dst`.
-template <class Body>
-void stage_whole(AsyncCopier& copier, std::size_t host_bytes, const void* src, std::size_t in_offset, std::size_t in,
-                 void* dst, std::size_t out_offset, std::size_t out, Body&& body)
-{
-    Scratch host = copier.host_buffer(host_bytes);
-    if (src != nullptr && in != 0) copier.copy(Lane::in, host.get() + in_offset, src, in);
-    copier.wait(Lane::in, copier.mark(Lane::in));
-    body(host.get());
-    if (dst != nullptr && out != 0) copier.copy(Lane::out, dst, host.get() + out_offset, out);
-    copier.wait(Lane::out, copier.mark(Lane::out));
-}
+// P blocks of counts[b] units laid end to end, cut into pieces for segmented staging: piece i
+// of block b is units [i q, (i+1) q) of the block (shorter or empty at its end), and segment i
+// holds piece i of every block, in rank order. A piece is S/P bytes for a staging segment of S
+// bytes, but at least min(S, 16 KiB), so that at large P a segment's call is not all latency.
+struct Pieces {
+    Pieces(const std::size_t* counts_in, int P, std::size_t unit, std::size_t requested)
+        : counts(counts_in, counts_in + P), start(std::size_t(P), 0)
+    {
+        const std::size_t seg = requested != 0 ? requested : kDefaultStagingSegment;
+        const std::size_t piece_bytes = std::max((seg + std::size_t(P) - 1) / std::size_t(P), std::min<std::size_t>(seg, 16 << 10));
+        q = std::max<std::size_t>(1, piece_bytes / std::max<std::size_t>(unit, 1));
+        std::size_t largest = 0;
+        for (int b = 0; b < P; ++b) {
+            if (b > 0) start[std::size_t(b)] = start[std::size_t(b) - 1] + counts[std::size_t(b) - 1];
+            largest = std::max(largest, counts[std::size_t(b)]);
+        }
+        segments = (largest + q - 1) / q;
+        for (std::size_t c : counts) slot_units += std::min(c, q);
+    }
+    std::size_t length(std::size_t i, int b) const
+    {
+        const std::size_t c = counts[std::size_t(b)];
+        return c > i * q ? std::min(q, c - i * q) : 0;
+    }
+    // Piece i of block b: its first unit within the block, and within the whole vector.
+    std::size_t offset(std::size_t i, int b) const { return std::min(i * q, counts[std::size_t(b)]); }
+    std::size_t source(std::size_t i, int b) const { return start[std::size_t(b)] + offset(i, b); }
+    std::vector<std::size_t> lengths(std::size_t i) const
+    {
+        std::vector<std::size_t> v(counts.size());
+        for (std::size_t b = 0; b < counts.size(); ++b) v[b] = length(i, int(b));
+        return v;
+    }
+
+    std::vector<std::size_t> counts, start;
+    std::size_t q = 1, segments = 0, slot_units = 0;
+};
 
 } // namespace
 
@@ -188,44 +222,91 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
     }
     case Collective::reduce_scatter:
     case Collective::reduce_scatter_block: {
-        // Staged whole, in place: the host buffer holds the whole input, the result comes
-        // back from its start.
+        // Segment i: piece i of every block, reduced in place on the slot; this rank's piece
+        // of the result is at the slot's start.
         const std::size_t elem = call.op.elem_size;
-        const std::size_t all = total(call, P) * elem;
-        const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
-        stage_whole(copier, all, src, 0, all, call.rbuf, 0, call.counts[rank] * elem, [&](std::byte* host) {
-            loom_call_t c = host_call(call);
-            c.sbuf = nullptr;
-            c.rbuf = host;
-            run_host(c);
-        });
+        const Pieces pieces(call.counts, P, elem, call.staging_bytes);
+        const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
+        auto* dst = static_cast<std::byte*>(call.rbuf);
+        stage_pipeline(
+            copier, pieces.segments, pieces.slot_units * elem,
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                std::size_t packed = 0;
+                for (int b = 0; b < P; ++b) {
+                    post(slot + packed * elem, src + pieces.source(i, b) * elem, pieces.length(i, b) * elem);
+                    packed += pieces.length(i, b);
+                }
+            },
+            [&](std::size_t i, std::byte* slot) {
+                const std::vector<std::size_t> counts = pieces.lengths(i);
+                loom_call_t c = host_call(call);
+                c.sbuf = nullptr;
+                c.rbuf = slot;
+                c.counts = counts.data();
+                run_host(c);
+            },
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                post(dst + pieces.offset(i, rank) * elem, slot, pieces.length(i, rank) * elem);
+            });
         return;
     }
     case Collective::allgather:
     case Collective::allgatherv: {
-        // Staged whole, in place: this rank's block goes to its place in the host buffer.
-        std::size_t own = 0;
-        for (int i = 0; i < rank; ++i) own += call.counts[i];
-        const std::size_t all = total(call, P);
-        const void* src = call.sbuf != nullptr ? call.sbuf : static_cast<const std::byte*>(call.rbuf) + own;
-        stage_whole(copier, all, src, own, call.counts[rank], call.rbuf, 0, all, [&](std::byte* host) {
-            loom_call_t c = host_call(call);
-            c.sbuf = nullptr;
-            c.rbuf = host;
-            run_host(c);
-        });
+        // Segment i: piece i of every block; this rank's piece goes to its place in the slot,
+        // the algorithm runs in place there, and every piece goes to its place in rbuf.
+        const Pieces pieces(call.counts, P, 1, call.staging_bytes);
+        const auto* own = call.sbuf != nullptr ? static_cast<const std::byte*>(call.sbuf)
+                                               : static_cast<const std::byte*>(call.rbuf) + pieces.start[std::size_t(rank)];
+        auto* dst = static_cast<std::byte*>(call.rbuf);
+        stage_pipeline(
+            copier, pieces.segments, pieces.slot_units,
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                std::size_t packed = 0;
+                for (int b = 0; b < rank; ++b) packed += pieces.length(i, b);
+                post(slot + packed, own + pieces.offset(i, rank), pieces.length(i, rank));
+            },
+            [&](std::size_t i, std::byte* slot) {
+                const std::vector<std::size_t> counts = pieces.lengths(i);
+                loom_call_t c = host_call(call);
+                c.sbuf = nullptr;
+                c.rbuf = slot;
+                c.counts = counts.data();
+                run_host(c);
+            },
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                std::size_t packed = 0;
+                for (int b = 0; b < P; ++b) {
+                    post(dst + pieces.source(i, b), slot + packed, pieces.length(i, b));
+                    packed += pieces.length(i, b);
+                }
+            });
         return;
     }
     case Collective::alltoall: {
-        // Staged whole, in place.
-        const std::size_t all = call.count * std::size_t(P);
-        const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
-        stage_whole(copier, all, src, 0, all, call.rbuf, 0, all, [&](std::byte* host) {
-            loom_call_t c = host_call(call);
-            c.sbuf = nullptr;
-            c.rbuf = host;
-            run_host(c);
-        });
+        // Segment i: piece i of every block, in place on the slot (all pieces of one segment
+        // have the same length, as alltoall's blocks do).
+        const std::vector<std::size_t> blocks(std::size_t(P), call.count);
+        const Pieces pieces(blocks.data(), P, 1, call.staging_bytes);
+        const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
+        auto* dst = static_cast<std::byte*>(call.rbuf);
+        auto move = [&](std::size_t i, std::byte* slot, const PostCopy& post, bool in) {
+            const std::size_t len = pieces.length(i, 0);
+            for (int b = 0; b < P; ++b) {
+                if (in) post(slot + std::size_t(b) * len, src + pieces.source(i, b), len);
+                else post(dst + pieces.source(i, b), slot + std::size_t(b) * len, len);
+            }
+        };
+        stage_pipeline(
+            copier, pieces.segments, pieces.slot_units,
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, true); },
+            [&](std::size_t i, std::byte* slot) {
+                loom_call_t c = host_call(call);
+                c.sbuf = nullptr;
+                c.rbuf = slot;
+                c.count = pieces.length(i, 0);
+                run_host(c);
+            },
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, false); });
         return;
     }
     case Collective::barrier: run_host(host_call(call)); return;

@@ -7,10 +7,10 @@
 // asynchronous-copy interface (AsyncCopier) that has a CUDA implementation (cuda/device.cpp)
 // and a host one (DeferredHostCopier, used by the unit tests). Nothing here knows MPI or CUDA.
 //
-// Collectives whose data splits into independent element ranges (allreduce, reduce, bcast)
-// are pipelined in segments, the model being gloo's cuda_allreduce_ring_chunked: while the
-// algorithm communicates segment i on the host, segment i+1 is being copied from the device
-// and the result of segment i-1 is being copied back. Three staging slots rotate:
+// Every collective is pipelined in segments, the model being gloo's
+// cuda_allreduce_ring_chunked: while the algorithm communicates segment i on the host,
+// segment i+1 is being copied from the device and the result of segment i-1 is being copied
+// back. Three staging slots rotate:
 //
 //   time ->      step 0        step 1          step 2          step 3
 //   in  lane     copy in 0,1   copy in 2       copy in 3       -
@@ -20,10 +20,14 @@
 // (copy in i+1 is posted before run i starts; copy out i is posted when run i ends; a slot is
 // refilled only after its previous result was copied out.) Each segment is a complete
 // collective call of its own on every rank, so the segmentation must be the same on every
-// rank: it depends only on the message size, the element size and the segment size.
+// rank: it depends only on the call's sizes (the same on every rank) and the segment size.
 //
-// The other collectives (reduce_scatter(_block), allgather(v), alltoall) are staged whole:
-// input copied in, the algorithm run, output copied out.
+//   allreduce, reduce, bcast       segment i is the i-th range of S bytes of the vector;
+//   reduce_scatter(_block),        segment i holds the i-th piece of every rank's block (a
+//   allgather(v), alltoall         piece is S/P bytes, at least min(S, 16 KiB), so that a
+//                                  segment's call is not all latency at large P), packed
+//                                  densely in the slot: a call of the same collective with
+//                                  the pieces' sizes as its counts.
 #pragma once
 
 #include "loom_c_api.h"
@@ -98,10 +102,20 @@ inline constexpr std::size_t kDefaultStagingSegment = std::size_t(1) << 20;
 // requested size (0: the default) rounded down to whole elements, at least one element.
 std::size_t staging_segment_bytes(std::size_t requested, std::size_t elem_size);
 
-// The segmented pipeline: `bytes` bytes at `src` (nullptr: this rank has no input) are
-// copied to a staging slot segment by segment; `communicate(slot, offset, length)` runs on
-// each (offset and length in bytes within the message); the slot is then copied to `dst` at
-// the same offset (nullptr: this rank keeps no result). `segment` must be non-zero.
+// The pipeline itself: for each of `segments` segments, `fill(i, slot, post)` posts the copies
+// that bring segment i into its slot (post(dst, src, bytes)), `communicate(i, slot)` runs the
+// algorithm on it once they are complete, and `drain(i, slot, post)` posts the copies of the
+// result out of it. Slots hold `slot_bytes` bytes.
+using PostCopy = std::function<void(void* dst, const void* src, std::size_t bytes)>;
+void stage_pipeline(AsyncCopier& copier, std::size_t segments, std::size_t slot_bytes,
+                    const std::function<void(std::size_t i, std::byte* slot, const PostCopy& post)>& fill,
+                    const std::function<void(std::size_t i, std::byte* slot)>& communicate,
+                    const std::function<void(std::size_t i, std::byte* slot, const PostCopy& post)>& drain);
+
+// The pipeline on one contiguous range: `bytes` bytes at `src` (nullptr: this rank has no
+// input) are copied to a staging slot segment by segment; `communicate(slot, offset, length)`
+// runs on each (offset and length in bytes within the message); the slot is then copied to
+// `dst` at the same offset (nullptr: this rank keeps no result). `segment` must be non-zero.
 void stage_segments(AsyncCopier& copier, const void* src, void* dst, std::size_t bytes, std::size_t segment,
                     const std::function<void(std::byte* slot, std::size_t offset, std::size_t length)>& communicate);
 
