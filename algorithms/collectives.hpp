@@ -10,6 +10,8 @@
 
 namespace loom {
 
+struct Algorithm; // registry.hpp
+
 // Argument records, one per collective. Reductions count elements of op.elem_size bytes
 // (dense, end to end); data-movement collectives count bytes. All buffers are host or device
 // memory of one kind, accessed through MemoryOps. "In place" follows MPI_IN_PLACE.
@@ -22,6 +24,7 @@ struct AllreduceArgs {
     Reduction op;
     std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
     std::size_t buffer_bytes = 0;  // PAT: the bounded intermediate buffer (0: default)
+    const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
@@ -47,6 +50,7 @@ struct AllgatherArgs {
     void* recvbuf;                      // sum(bytes) bytes
     std::span<const std::size_t> bytes; // one per rank, the same on every rank
     std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
+    const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };
@@ -57,6 +61,7 @@ struct BcastArgs {
     std::size_t bytes;
     int root;
     std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
+    const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 };
 
 // MPI_Reduce to `root`.
@@ -66,6 +71,7 @@ struct ReduceArgs {
     std::size_t count;
     Reduction op;
     int root;
+    const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };

@@ -7,6 +7,8 @@
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
 #include "shm.hpp"
+#include "staging.hpp"
+#include "topology.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -39,6 +41,8 @@ public:
     {
         if (t_.progress != nullptr) t_.progress(t_.ctx);
     }
+    const topo::Layout* layout() const override { return static_cast<const topo::Layout*>(t_.topology); }
+    void** node_shared_state() override { return t_.node_shared_state; }
 
 private:
     static void check(int rc, const char* what)
@@ -131,10 +135,11 @@ struct Dispatch {
     const loom_call_t& call;
 
     std::span<const std::size_t> counts() const { return {call.counts, std::size_t(net.size())}; }
+    const Algorithm* leaders() const { return static_cast<const Algorithm*>(call.leaders); }
     void operator()(AllreduceFn f) const
     {
         f(net, mem, AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes,
-                                  call.buffer_bytes});
+                                  call.buffer_bytes, leaders()});
     }
     void operator()(ReduceScatterFn f) const
     {
@@ -142,12 +147,15 @@ struct Dispatch {
     }
     void operator()(AllgatherFn f) const
     {
-        f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes});
+        f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes, leaders()});
     }
-    void operator()(BcastFn f) const { f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes}); }
+    void operator()(BcastFn f) const
+    {
+        f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes, leaders()});
+    }
     void operator()(ReduceFn f) const
     {
-        f(net, mem, ReduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.root});
+        f(net, mem, ReduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.root, leaders()});
     }
     void operator()(BarrierFn f) const { f(net, mem, BarrierArgs{}); }
     void operator()(AlltoallFn f) const { f(net, mem, AlltoallArgs{call.sbuf, call.rbuf, call.count}); }
@@ -221,6 +229,31 @@ extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
 extern "C" void loom_rules_release(void* resolved) { delete static_cast<rules::Resolved*>(resolved); }
 
 namespace {
+// The flat algorithm the node leaders of a hierarchical call run: the rule's leaders= option,
+// else the rule table's choice for a communicator of one rank per node (a fallback rule is
+// passed over there: the leaders' phase cannot be handed to Open MPI), else nullptr (the
+// algorithm's own default). All of it depends only on what every rank shares.
+const Algorithm* leaders_for(Collective c, const rules::Resolved* table, const rules::Rule* rule, std::size_t bytes,
+                             bool commutative)
+{
+    if (table == nullptr || table->nodes < 2) return nullptr;
+    auto usable = [&](const Algorithm* a) {
+        return a != nullptr && !a->needs.topology &&
+               !why_not(*a, CallShape{table->nodes, bytes, commutative, table->nodes});
+    };
+    if (rule != nullptr && !rule->leaders.empty()) {
+        const Algorithm* named = find_algorithm(c, rule->leaders);
+        if (usable(named)) return named;
+    }
+    if (table->leaders) {
+        const rules::Candidate* pick = rules::choose_candidate(
+            *table->leaders,
+            rules::Call{c, table->nodes, bytes, table->nodes, 1, rules::MemoryKind::host, commutative, false});
+        if (pick != nullptr && usable(pick->algorithm)) return pick->algorithm;
+    }
+    return nullptr;
+}
+
 int resolved_nodes(const void* resolved)
 {
     return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->nodes : 0;
@@ -253,6 +286,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             reason = no->data();
         else {
             if (rule_source != nullptr) *rule_source = "forced";
+            if (algo->needs.topology)
+                call->leaders = leaders_for(c, static_cast<const rules::Resolved*>(resolved), nullptr, bytes, commutative);
             call->chosen = algo;
             return algo->name.data();
         }
@@ -262,7 +297,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             const auto* table = static_cast<const rules::Resolved*>(resolved);
             if (table == nullptr) table = (own = std::make_unique<rules::Resolved>(rules::resolve(comm_size, {}))).get();
             const rules::Candidate* chosen = rules::choose_candidate(
-                *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node, rules::MemoryKind::host,
+                *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node,
+                                    call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
                                     commutative, call->keep_from_open_mpi == 0});
             if (chosen != nullptr && chosen->algorithm == nullptr) {
                 // A fallback rule: the table says Open MPI's next component does this call
@@ -277,6 +313,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
                 if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;
                 if (rule_source != nullptr) *rule_source = rule.source.c_str();
+                if (chosen->algorithm->needs.topology) call->leaders = leaders_for(c, table, &rule, bytes, commutative);
                 call->chosen = chosen->algorithm;
                 return chosen->algorithm->name.data();
             }
@@ -302,6 +339,11 @@ extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport
         if (algo == nullptr || algo->name.data() != algorithm || algo->collective != c) algo = find_algorithm(c, algorithm);
         if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
+        if (call->copier != nullptr) {
+            // Buffers the network cannot read (device memory): staged through host buffers.
+            run_staged(*algo, net, *static_cast<AsyncCopier*>(call->copier), *call);
+            return;
+        }
         HostMemory mem;
         run_call(*algo, net, mem, *call);
     });

@@ -52,7 +52,11 @@ private:
     std::vector<std::condition_variable> wakeup_;
 };
 
-InprocTransport::~InprocTransport() { shm_release(shared_state_); }
+InprocTransport::~InprocTransport()
+{
+    shm_release(shared_state_);
+    shm_release(node_shared_state_);
+}
 
 void InprocTransport::progress()
 {

@@ -39,6 +39,10 @@ public:
     // Per-rank state kept for the shared-memory family, released with the transport.
     void** shared_state() override { return &shared_state_; }
     void progress() override;
+    // Tests give the ranks a synthetic topology (topology/topology.hpp); none by default.
+    void set_layout(const topo::Layout* layout) { layout_ = layout; }
+    const topo::Layout* layout() const override { return layout_; }
+    void** node_shared_state() override { return layout_ != nullptr ? &node_shared_state_ : nullptr; }
     ~InprocTransport() override;
 
     std::size_t messages_sent() const { return messages_sent_; }
@@ -67,6 +71,8 @@ private:
     std::size_t messages_sent_ = 0, bytes_sent_ = 0, waits_ = 0;
     bool recording_ = false;
     void* shared_state_ = nullptr;
+    void* node_shared_state_ = nullptr;
+    const topo::Layout* layout_ = nullptr;
     std::vector<SentMessage> sent_log_;
 };
 

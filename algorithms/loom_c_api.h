@@ -32,7 +32,27 @@ typedef struct loom_transport {
     void **shared_state;
     /* Called while a rank waits on shared memory, to keep MPI progressing (may be NULL). */
     void (*progress)(void *ctx);
+    /* Where the ranks run (loom_topology_create), or NULL if unknown. */
+    const void *topology;
+    /* Like shared_state, for the shared-memory phases of hierarchical algorithms on the ranks
+     * of this rank's node (NULL: none); free with loom_shm_release() as well. */
+    void **node_shared_state;
 } loom_transport_t;
+
+/* ---- Topology (topology/topology.hpp) ---- */
+
+/* This process's package, NUMA node and core within its node (hwloc logical indexes, -1 where
+ * unknown) into place[0..2]. hwloc_topology: an hwloc_topology_t already loaded (Open MPI's),
+ * or NULL to load one. */
+void loom_topology_local_place(void *hwloc_topology, int place[3]);
+/* A communicator's layout from every rank's host name and place (3 ints per rank, in rank
+ * order, as loom_topology_local_place gave them); NULL if out of memory. Release with
+ * loom_topology_release. */
+void *loom_topology_create(int comm_size, const char *const *hostnames, const int *places);
+void loom_topology_release(void *topology);
+/* The layout described for verbose output, one line per rank and a summary, each ending in
+ * a newline; malloc'd (free it), NULL if out of memory. */
+char *loom_topology_describe(const void *topology);
 
 /* Frees what loom's shared-memory algorithms kept in a transport's shared_state (NULL: nothing). */
 void loom_shm_release(void *state);
@@ -107,10 +127,20 @@ typedef struct loom_call {
     size_t buffer_bytes;  /* PAT's intermediate buffer; 0: its default */
     const void *chosen;   /* set by loom_choose: the algorithm itself, so loom_run need not
                              look its name up on every call; NULL: loom_run looks it up */
+    const void *leaders;  /* set by loom_choose for a hierarchical algorithm: the flat algorithm
+                             its node leaders run (NULL: the algorithm's default) */
     int keep_from_open_mpi; /* 1: a fallback rule must not hand this call on: Open MPI's own
                                kernel gets the reduction wrong (4.1's AVX SUM saturates 8- and
                                16-bit integers) */
+    int memory;           /* LOOM_MEMORY_HOST or LOOM_MEMORY_CUDA: where this rank's buffers
+                             are, for the rules' memory= key (every rank must pass the same) */
+    void *copier;         /* LOOM_MEMORY_CUDA: the loom::AsyncCopier loom_run stages the
+                             buffers through (algorithms/staging.hpp); NULL: run in place */
+    size_t staging_bytes; /* segment size of that staging pipeline; 0: its default */
 } loom_call_t;
+
+/* Memory kinds of loom_call_t.memory. */
+enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
  * what selection, rules, tools and verbose output call "message size". */

@@ -3,6 +3,7 @@
 #include "binomial.hpp"
 #include "bruck.hpp"
 #include "halving_doubling.hpp"
+#include "hierarchical.hpp"
 #include "pairwise.hpp"
 #include "pat.hpp"
 #include "recursive_doubling.hpp"
@@ -20,6 +21,8 @@ constexpr Needs kCommutative{.commutative_op = true};
 constexpr Needs kAny{};
 constexpr Needs kOneNode{.same_node = true};
 constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true};
+constexpr Needs kTopology{.topology = true};
+constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -48,6 +51,10 @@ const std::array kAlgorithms = {
     Algorithm{"shm", Collective::allreduce, "shared memory: copy in, each rank reduces a slice, copy out",
               "2 syncs per 32 KiB chunk; S copied in and out, S/P reduced per rank", kOneNodeCommutative,
               AllreduceFn{&shm_allreduce}},
+    Algorithm{"hierarchical", Collective::allreduce,
+              "reduce in each node, allreduce among node leaders, bcast in each node",
+              "intra-node shm phases + the leaders' algorithm on N nodes (S lg N by default)", kTopologyCommutative,
+              AllreduceFn{&hierarchical_allreduce}},
     // reduce_scatter and reduce_scatter_block
     Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
               ReduceScatterFn{&ring_reduce_scatter}},
@@ -80,6 +87,10 @@ const std::array kAlgorithms = {
               AllgatherFn{&pat_allgather}},
     Algorithm{"shm", Collective::allgather, "shared memory: each copies its block in, everyone copies all out",
               "1 sync per chunk; S/P in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
+    Algorithm{"hierarchical", Collective::allgather,
+              "allgather in each node, node parts among leaders, bcast in each node",
+              "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
+              AllgatherFn{&hierarchical_allgather}},
     Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
     Algorithm{"recursive_doubling", Collective::allgatherv,
@@ -92,6 +103,10 @@ const std::array kAlgorithms = {
               AllgatherFn{&pat_allgather}},
     Algorithm{"shm", Collective::allgatherv, "shared memory: each copies its block in, everyone copies all out",
               "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
+    Algorithm{"hierarchical", Collective::allgatherv,
+              "allgather in each node, node parts among leaders, bcast in each node",
+              "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
+              AllgatherFn{&hierarchical_allgather}},
     // bcast
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
               "ceil(lg P) + m-1 steps for m segments; S per edge",
@@ -100,6 +115,9 @@ const std::array kAlgorithms = {
               "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
     Algorithm{"shm", Collective::bcast, "shared memory: the root copies in, everyone copies out",
               "1 sync per 32 KiB chunk; S in at the root, S out elsewhere", kOneNode, BcastFn{&shm_bcast}},
+    Algorithm{"hierarchical", Collective::bcast, "bcast among node heads (the root's node: the root), then in each node",
+              "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
+              BcastFn{&hierarchical_bcast}},
     // reduce
     Algorithm{"binomial", Collective::reduce, "binomial tree to the root; order-preserving",
               "ceil(lg P) steps; S per edge", kAny, ReduceFn{&binomial_reduce}},
@@ -107,6 +125,9 @@ const std::array kAlgorithms = {
               "2 lg P steps (+1 off powers of two); about 2 S", kCommutative, ReduceFn{&halving_doubling_reduce}},
     Algorithm{"shm", Collective::reduce, "shared memory: copy in, each rank reduces a slice, the root copies out",
               "2 syncs per 32 KiB chunk; S in, S/P reduced per rank", kOneNodeCommutative, ReduceFn{&shm_reduce}},
+    Algorithm{"hierarchical", Collective::reduce, "reduce in each node to its head, then among heads to the root",
+              "an intra-node shm reduce + the leaders' algorithm on N nodes (ceil(lg N) steps by default)",
+              kTopologyCommutative, ReduceFn{&hierarchical_reduce}},
     // barrier
     Algorithm{"bruck", Collective::barrier, "dissemination: to rank + 2^k, from rank - 2^k",
               "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
@@ -153,6 +174,7 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.commutative_op && !call.commutative) return "the op is not commutative";
     if (algo.needs.power_of_two && (call.comm_size & (call.comm_size - 1)) != 0)
         return "the communicator size is not a power of two";
+    if (algo.needs.topology && call.nodes == 0) return "it needs to know which ranks share a node, and the nodes are unknown";
     if (algo.needs.same_node && call.nodes != 1)
         return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
                                : "it needs every rank on one node";

@@ -32,6 +32,7 @@ struct Needs {
     bool commutative_op = false; // it reorders the reduction
     bool power_of_two = false;   // communicator size must be a power of two
     bool same_node = false;      // every rank on one node (shared memory)
+    bool topology = false;       // the nodes must be known (hierarchical algorithms)
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).

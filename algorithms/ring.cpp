@@ -30,15 +30,50 @@
 // are received in place and the input is never copied); in place, one block of scratch.
 #include "ring.hpp"
 
+#include "topology.hpp"
+
 #include <algorithm>
 #include <cstddef>
 
 namespace loom {
 
+// Topology-aware order. Where the transport knows the layout (topology/topology.hpp), the
+// ring runs in its ring order: every node's ranks consecutively, so the ring crosses between
+// nodes once per node instead of up to once per rank (round-robin placement puts every pair
+// of rank neighbours on different nodes). The schedules below are written in ring
+// positions: "rank r" in their comments is position p, its neighbours are the ranks at
+// positions p - 1 and p + 1, and a block owned by a rank (reduce-scatter, allgather) is the
+// block of the rank at that position. Without a layout, or for the default by-slot
+// placement, position and rank coincide.
+namespace {
+class RingOrder {
+public:
+    explicit RingOrder(const Transport& net) : P_(net.size())
+    {
+        const topo::Layout* layout = net.layout();
+        if (layout != nullptr && layout->ranks() == P_ && !layout->ring_is_identity()) order_ = layout->ring();
+        position_ = order_.empty() ? net.rank() : layout->ring_position(net.rank());
+    }
+    int position() const { return position_; }
+    // The rank at ring position p (any integer, taken mod P).
+    int rank_at(int p) const
+    {
+        const int q = mod(p, P_);
+        return order_.empty() ? q : order_[std::size_t(q)];
+    }
+    int left() const { return rank_at(position_ - 1); }
+    int right() const { return rank_at(position_ + 1); }
+
+private:
+    int P_;
+    std::span<const int> order_;
+    int position_;
+};
+} // namespace
+
 void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
     const int P = net.size();
-    const int r = net.rank();
     const std::size_t es = args.op.elem_size;
     auto* data = static_cast<std::byte*>(args.recvbuf);
     const auto* input = static_cast<const std::byte*>(args.sendbuf);
@@ -49,8 +84,11 @@ void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
     }
 
     const BlockPartition blocks(args.count, P);
-    const int right = mod(r + 1, P);
-    const int left = mod(r - 1, P);
+    // Blocks are indexed by ring position: any assignment of blocks to ranks gives the sum.
+    const RingOrder ring(net);
+    const int right = ring.right();
+    const int left = ring.left();
+    const int r = ring.position();
     auto bytes_of = [&](int b) { return blocks.length(b) * es; };
     auto offset_of = [&](int b) { return blocks.begin(b) * es; };
 
@@ -135,7 +173,6 @@ constexpr std::size_t kDefaultSegmentBytes = std::size_t(256) << 10;
 void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
     const int P = net.size();
-    const int r = net.rank();
     const std::size_t es = args.op.elem_size;
     auto* data = static_cast<std::byte*>(args.recvbuf);
     const auto* input = static_cast<const std::byte*>(args.sendbuf);
@@ -150,8 +187,10 @@ void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArg
     const std::size_t seg = std::min(std::max<std::size_t>(1, seg_bytes / es), blocks.max_length());
     const std::size_t m = (blocks.max_length() + seg - 1) / seg; // segments per block
     const std::size_t phase_units = std::size_t(P - 1) * m;
-    const int right = mod(r + 1, P);
-    const int left = mod(r - 1, P);
+    const RingOrder ring(net);
+    const int right = ring.right();
+    const int left = ring.left();
+    const int r = ring.position();
 
     // What unit u moves: the blocks of its step, segment u mod m of them.
     struct Unit {
@@ -208,12 +247,11 @@ void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArg
 // Data moves between ring neighbours in one step: receive from the left, send to the
 // right. Both sides compute the same lengths, so empty blocks are skipped by both.
 namespace {
-void ring_step(Transport& net, const std::byte* send_from, std::size_t send_bytes, std::byte* recv_into,
-               std::size_t recv_bytes)
+void ring_step(Transport& net, const RingOrder& ring, const std::byte* send_from, std::size_t send_bytes,
+               std::byte* recv_into, std::size_t recv_bytes)
 {
-    const int P = net.size();
-    if (recv_bytes != 0) net.post_recv(mod(net.rank() - 1, P), recv_into, recv_bytes);
-    if (send_bytes != 0) net.post_send(mod(net.rank() + 1, P), send_from, send_bytes);
+    if (recv_bytes != 0) net.post_recv(ring.left(), recv_into, recv_bytes);
+    if (send_bytes != 0) net.post_send(ring.right(), send_from, send_bytes);
     net.wait_all();
 }
 } // namespace
@@ -240,9 +278,11 @@ void ring_step(Transport& net, const std::byte* send_from, std::size_t send_byte
 void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
     const int P = net.size();
-    const int r = net.rank();
     const std::size_t es = args.op.elem_size;
     const BlockOffsets blocks(args.counts);
+    const RingOrder ring(net);
+    const int p = ring.position();
+    const int r = net.rank();
     auto* out = static_cast<std::byte*>(args.recvbuf);
     const auto* input = args.in_place() ? out : static_cast<const std::byte*>(args.sendbuf);
 
@@ -262,14 +302,14 @@ void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs
     };
 
     for (int step = 0; step < P - 1; ++step) {
-        const int send_block = mod(r - step - 1, P);
-        const int recv_block = mod(r - step - 2, P);
+        const int send_block = ring.rank_at(p - step - 1);
+        const int recv_block = ring.rank_at(p - step - 2);
         const bool last = step == P - 2;
         const std::size_t n = blocks.length(recv_block);
         const std::size_t send_bytes = blocks.length(send_block) * es;
         if (args.in_place()) {
             // recvbuf holds the whole input: partial sums are reduced into it block by block.
-            ring_step(net, out + blocks.begin(send_block) * es, send_bytes, slot(0), n * es);
+            ring_step(net, ring, out + blocks.begin(send_block) * es, send_bytes, slot(0), n * es);
             if (!last || blocks.begin(r) == 0) {
                 reduce(slot(0), out + blocks.begin(recv_block) * es, n);
             } else {
@@ -281,7 +321,7 @@ void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs
         } else {
             const std::byte* from = step == 0 ? input + blocks.begin(send_block) * es : slot(step - 1);
             std::byte* into = last ? out : slot(step);
-            ring_step(net, from, send_bytes, into, n * es);
+            ring_step(net, ring, from, send_bytes, into, n * es);
             reduce(input + blocks.begin(recv_block) * es, into, n);
         }
     }
@@ -307,12 +347,14 @@ void ring_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
     const int P = net.size();
     const int r = net.rank();
     const BlockOffsets blocks(args.bytes);
+    const RingOrder ring(net);
+    const int p = ring.position();
     auto* out = static_cast<std::byte*>(args.recvbuf);
     if (!args.in_place()) mem.copy(out + blocks.begin(r), args.sendbuf, blocks.length(r));
     for (int step = 0; step < P - 1; ++step) {
-        const int send_block = mod(r - step, P);
-        const int recv_block = mod(r - step - 1, P);
-        ring_step(net, out + blocks.begin(send_block), blocks.length(send_block), out + blocks.begin(recv_block),
+        const int send_block = ring.rank_at(p - step);
+        const int recv_block = ring.rank_at(p - step - 1);
+        ring_step(net, ring, out + blocks.begin(send_block), blocks.length(send_block), out + blocks.begin(recv_block),
                   blocks.length(recv_block));
     }
 }

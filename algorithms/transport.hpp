@@ -18,6 +18,10 @@
 
 namespace loom {
 
+namespace topo {
+class Layout;
+}
+
 // A failure of the underlying messaging layer, carrying its (MPI/OMPI) error code.
 class TransportError : public std::runtime_error {
 public:
@@ -51,6 +55,13 @@ public:
     virtual void** shared_state() { return nullptr; }
     // Lets the messaging layer make progress while a rank waits on shared memory.
     virtual void progress() {}
+    // Where the ranks run (topology/topology.hpp): node groups and the ring order, for the
+    // hierarchical algorithms and ring ordering; nullptr where unknown (rings then run in
+    // rank order, and hierarchical algorithms cannot be chosen).
+    virtual const topo::Layout* layout() const { return nullptr; }
+    // Like shared_state(), for the shm family on the group of this rank's node (hierarchical
+    // algorithms' intra-node phases); nullptr: none, those phases then use messages.
+    virtual void** node_shared_state() { return nullptr; }
 };
 
 // A type-erased reduction: `fn(in, inout, count, ctx)` computes inout[i] = in[i] op inout[i]

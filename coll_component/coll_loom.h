@@ -68,6 +68,12 @@ typedef struct mca_coll_loom_module_t {
     /* loom's shared-memory segment for this communicator, set up by the first shm call
      * (loom_shm_release frees it with the module). */
     void *shm;
+    /* The same for the shared-memory phases of hierarchical algorithms, among this rank's
+     * node's ranks. */
+    void *node_shm;
+    /* Where the ranks run (loom_topology_create), gathered by the first call loom serves on
+     * the communicator (mca_coll_loom_topology); NULL until then. */
+    void *topology;
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;
@@ -124,6 +130,11 @@ const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
  * shared-memory state); an OMPI error code. */
 int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
                 mca_coll_loom_module_t *m);
+
+/* The communicator's topology (coll_loom_module.c): on the first call, every rank's place is
+ * gathered with the previous component's allgather (every rank of a communicator serves or
+ * declines a call alike, so all take part). OMPI_SUCCESS or an error code. */
+int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
 /* Per-rank size_t arrays (counts) without a malloc for common communicator sizes. */
 typedef struct loom_sizes {

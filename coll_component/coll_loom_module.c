@@ -7,6 +7,7 @@
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
+#include "opal/mca/hwloc/base/base.h"
 #include "opal/util/proc.h"
 
 #include <stdlib.h>
@@ -24,6 +25,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 #undef CLEAR
     m->rules = NULL;
     m->shm = NULL;
+    m->node_shm = NULL;
+    m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));
 }
 
@@ -34,11 +37,13 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
 #undef RELEASE
     loom_rules_release(m->rules);
     loom_shm_release(m->shm);
+    loom_shm_release(m->node_shm);
+    loom_topology_release(m->topology);
 }
 
-/* The rules narrowed to this communicator. The host name of every rank comes from Open MPI's
- * modex, the same on every rank, so every rank narrows the rules alike. */
-static void *resolve_rules(struct ompi_communicator_t *comm)
+/* Every rank's host name, from Open MPI's modex: the same on every rank. malloc'd (free the
+ * array, not the names); NULL if out of memory. */
+static const char **host_names(struct ompi_communicator_t *comm)
 {
     const int size = ompi_comm_size(comm);
     const char **hosts = malloc((size_t) size * sizeof(*hosts));
@@ -47,9 +52,47 @@ static void *resolve_rules(struct ompi_communicator_t *comm)
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
         hosts[i] = NULL == proc ? "unknown" : opal_get_proc_hostname(&proc->super);
     }
-    void *rules = loom_rules_resolve(size, hosts);
+    return hosts;
+}
+
+/* The rules narrowed to this communicator; every rank narrows them alike. */
+static void *resolve_rules(struct ompi_communicator_t *comm)
+{
+    const char **hosts = host_names(comm);
+    if (NULL == hosts) return NULL;
+    void *rules = loom_rules_resolve(ompi_comm_size(comm), hosts);
     free(hosts);
     return rules;
+}
+
+int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
+{
+    const int size = ompi_comm_size(comm);
+    /* This rank's package, NUMA node and core, from the topology Open MPI has loaded. */
+    int mine[3];
+    loom_topology_local_place(opal_hwloc_topology, mine);
+    int *places = malloc(3 * (size_t) size * sizeof(int));
+    const char **hosts = host_names(comm);
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL != places && NULL != hosts)
+        rc = m->prev_allgather(mine, 3, &ompi_mpi_int.dt, places, 3, &ompi_mpi_int.dt, comm,
+                               m->prev_allgather_module);
+    if (OMPI_SUCCESS == rc) {
+        m->topology = loom_topology_create(size, hosts, places);
+        if (NULL == m->topology) rc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    free(places);
+    free(hosts);
+    if (OMPI_SUCCESS == rc && mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm)) {
+        char *text = loom_topology_describe(m->topology);
+        for (char *line = text, *end; NULL != line && '\0' != *line; line = end + 1) {
+            end = strchr(line, '\n');
+            *end = '\0';
+            opal_output(mca_coll_loom_component.output, "coll:loom: topology of %s: %s", comm->c_name, line);
+        }
+        free(text);
+    }
+    return rc;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,

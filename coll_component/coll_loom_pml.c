@@ -82,6 +82,8 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.irecv = pml_irecv;
     t->ops.wait_all = pml_wait_all;
     t->ops.shared_state = NULL;
+    t->ops.topology = NULL;
+    t->ops.node_shared_state = NULL;
     t->ops.progress = pml_progress;
     t->comm = comm;
     t->tag = tag;

@@ -98,9 +98,15 @@ int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_comm
     loom_call_t tuned = *call;
     if (0 == tuned.segment_bytes) tuned.segment_bytes = mca_coll_loom_component.segment_size;
     if (0 == tuned.buffer_bytes) tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    if (NULL == module->topology) {
+        int rc = mca_coll_loom_topology(comm, module);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
     loom_pml_transport_t transport;
     loom_pml_transport_init(&transport, comm, tags[call->coll]);
     transport.ops.shared_state = &module->shm;
+    transport.ops.node_shared_state = &module->node_shm;
+    transport.ops.topology = module->topology;
     int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;

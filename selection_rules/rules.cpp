@@ -144,7 +144,7 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment", "buffer", "nodes", "ranks_per_node", "memory", "commutative"};
+    static const std::vector<std::string_view> keys = {"segment", "buffer", "leaders", "nodes", "ranks_per_node", "memory", "commutative"};
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
         return;
@@ -155,6 +155,19 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
         if (auto v = p.number(value, vcol, true)) rule.segment_bytes = *v;
     } else if (key == "buffer") {
         if (auto v = p.number(value, vcol, true)) rule.buffer_bytes = *v;
+    } else if (key == "leaders") {
+        const Algorithm* self = find_algorithm(rule.collective, rule.algorithm);
+        const Algorithm* inner = find_algorithm(rule.collective, value);
+        if (self == nullptr || !self->needs.topology)
+            p.error(t.column, "leaders= names what a hierarchical algorithm's node leaders run; '" + rule.algorithm +
+                                  "' has no leaders");
+        else if (inner == nullptr)
+            p.error(vcol, "no flat " + std::string(to_string(rule.collective)) + " algorithm '" + std::string(value) +
+                              "'" + did_you_mean(value, algorithm_names(rule.collective)));
+        else if (inner->needs.topology)
+            p.error(vcol, "leaders must run a flat algorithm, not '" + std::string(value) + "'");
+        else
+            rule.leaders = std::string(value);
     } else if (key == "nodes") {
         rule.nodes = p.range(value, vcol, false);
     } else if (key == "ranks_per_node") {
@@ -277,7 +290,7 @@ ParseResult parse(std::string_view text, std::string_view file)
             // Options configure one of loom's algorithms, and a fallback rule runs none: an
             // option there is a mistake worth reporting, not one to ignore silently. Match keys
             // (nodes=, memory=, ...) narrow a fallback rule like any other.
-            if (rule.is_fallback() && (key == "segment" || key == "buffer")) {
+            if (rule.is_fallback() && (key == "segment" || key == "buffer" || key == "leaders")) {
                 p.error(t[i].column, std::string(kFallback) + " takes no options ('" + std::string(key) +
                                          "=' configures one of loom's algorithms)");
                 continue;

@@ -54,6 +54,9 @@ struct Rule {
     // Options handed to the algorithm (0: not set, the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
+    // For a hierarchical algorithm: the flat algorithm its node leaders run ("": the rule
+    // table's choice for one rank per node).
+    std::string leaders;
     // Where it came from, for messages and verbose output: "FILE:LINE".
     std::string source;
     int line = 0;

@@ -56,6 +56,13 @@ Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
         for (const std::string& h : hostnames) ++per_node[h];
         r.nodes = int(per_node.size());
         for (const auto& [host, n] : per_node) r.ranks_per_node = std::max(r.ranks_per_node, n);
+        if (r.nodes >= 2 && r.nodes < ranks) {
+            // One host name per node, in order of the node's first rank: the leaders.
+            std::vector<std::string> leader_hosts;
+            for (const std::string& h : hostnames)
+                if (std::find(leader_hosts.begin(), leader_hosts.end(), h) == leader_hosts.end()) leader_hosts.push_back(h);
+            r.leaders = std::make_shared<const Resolved>(resolve(r.nodes, leader_hosts));
+        }
     }
     for (const std::vector<Rule>* table : {&user_rules(), &default_rules()})
         for (const Rule& rule : *table) {

@@ -7,6 +7,7 @@
 #include "rules.hpp"
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct Resolved {
     int nodes = 0;          // 0: unknown
     int ranks_per_node = 0; // 0: unknown (the most ranks any node has)
     std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user rules first
+    // The rules for the communicator of one rank per node (a leader each) that hierarchical
+    // algorithms run their inter-node phase on; null on one node or one rank per node.
+    std::shared_ptr<const Resolved> leaders;
 };
 
 // Narrows the tables for a communicator. `hostnames` (one per rank, or empty) gives nodes

@@ -78,6 +78,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.commutative) opts.push_back(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
     if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
+    if (!r.leaders.empty()) opts.push_back("leaders=" + r.leaders);
     std::vector<std::string> f = {std::string(to_string(r.collective)), range_text(r.ranks, false),
                                   range_text(r.bytes, true), r.algorithm};
     if (!opts.empty()) f.push_back(join(opts, " "));
@@ -317,6 +318,8 @@ int cmd_explain(const std::vector<std::string>& in)
     else if (segmented) opts.push_back("segment from coll_loom_segment_size");
     if (chosen->buffer_bytes) opts.push_back("buffer=" + size_text(chosen->buffer_bytes));
     else if (chosen->algorithm == "pat") opts.push_back("buffer from coll_loom_pat_buffer_size");
+    if (!chosen->leaders.empty()) opts.push_back("leaders=" + chosen->leaders);
+    else if (chosen->algorithm == "hierarchical") opts.push_back("leaders: the rules' choice for one rank per node");
     std::printf("  options: %s\n", opts.empty() ? "none" : join(opts, ", ").c_str());
     return 0;
 }

@@ -68,7 +68,8 @@ bool needs_commutative(const std::string& collective, const std::string& algorit
         "allreduce/ring", "allreduce/ring_pipelined", "allreduce/halving_doubling", "allreduce/pat",
         "reduce/halving_doubling", "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/pat",
         "reduce_scatter/", "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling",
-        "reduce_scatter_block/pat", "reduce_scatter_block/", "allreduce/shm", "reduce/shm", "reduce_scatter_block/shm"};
+        "reduce_scatter_block/pat", "reduce_scatter_block/", "allreduce/shm", "reduce/shm", "reduce_scatter_block/shm",
+        "allreduce/hierarchical", "reduce/hierarchical"};
     return commutative_only.count(collective + "/" + algorithm) != 0;
 }
 

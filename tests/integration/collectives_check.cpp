@@ -31,14 +31,14 @@ struct CollectiveChecks {
 };
 
 const std::vector<CollectiveChecks> kCollectives = {
-    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256", "shm"},
+    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256", "shm", "hierarchical"},
      check::check_allreduce},
-    {"reduce", {"", "binomial", "halving_doubling", "shm"}, check::check_reduce},
+    {"reduce", {"", "binomial", "halving_doubling", "shm", "hierarchical"}, check::check_reduce},
     {"reduce_scatter_block", {"", "ring", "halving_doubling", "pat", "pat@256", "shm"}, check::check_reduce_scatter_block},
     {"reduce_scatter", {"", "ring", "halving_doubling", "pat", "pat@256"}, check::check_reduce_scatter},
-    {"allgather", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm"}, check::check_allgather},
-    {"allgatherv", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm"}, check::check_allgatherv},
-    {"bcast", {"", "binomial", "scatter_allgather", "shm"}, check::check_bcast},
+    {"allgather", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm", "hierarchical"}, check::check_allgather},
+    {"allgatherv", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm", "hierarchical"}, check::check_allgatherv},
+    {"bcast", {"", "binomial", "scatter_allgather", "shm", "hierarchical"}, check::check_bcast},
     {"barrier", {"", "bruck", "recursive_doubling", "shm"}, check::check_barrier},
     {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
 };

@@ -14,13 +14,13 @@ using namespace loom;
 
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
-    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm"}},
+    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "shm"}},
-    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm"}},
-    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm"}},
-    {Collective::bcast, {"binomial", "scatter_allgather", "shm"}},
-    {Collective::reduce, {"binomial", "halving_doubling", "shm"}},
+    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},
+    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},
+    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "hierarchical"}},
+    {Collective::reduce, {"binomial", "halving_doubling", "shm", "hierarchical"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
     {Collective::alltoall, {"bruck", "pairwise"}},
 };
@@ -97,7 +97,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
     char names[128];
     loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
-    CHECK(std::string(names) == "binomial, scatter_allgather, shm");
+    CHECK(std::string(names) == "binomial, scatter_allgather, shm, hierarchical");
     loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
     CHECK(std::string(names) == "bino");
 }

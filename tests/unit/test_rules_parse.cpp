@@ -272,8 +272,8 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "t.rules:2:18: error: no allreduce algorithm 'ring_pipelind'; did you mean 'ring_pipelined'?"},
         {"allreduce * * scatter_allgather",
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, halving_doubling, "
-         "recursive_doubling, pat, binomial, shm, fallback)"},
-        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, fallback)"},
+         "recursive_doubling, pat, binomial, shm, hierarchical, fallback)"},
+        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, hierarchical, fallback)"},
         {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
         // missing columns
         {"allreduce", std::string("t.rules:2:10: error: expected a communicator-size range") + kShape},
@@ -325,7 +325,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red",
-         "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, nodes, ranks_per_node, memory, commutative)"},
+         "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, nodes, ranks_per_node, memory, commutative)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},

@@ -590,3 +590,75 @@ TEST_CASE("rules: a fallback rule is passed over for a reduction Open MPI's own 
     load_user_rules("");
     std::remove(path.c_str());
 }
+
+// ---- hierarchical algorithms: leaders= and the leaders' table ------------------------------
+
+TEST_CASE("rules: leaders= names a flat algorithm for a hierarchical rule only", "[rules]")
+{
+    const ParseResult good = parse_body("allreduce * * hierarchical leaders=ring nodes=2-*\n");
+    REQUIRE(good.ok());
+    CHECK(good.rules[0].leaders == "ring");
+    CHECK(only_error("allreduce * * ring leaders=ring\n") ==
+          "t.rules:2:20: error: leaders= names what a hierarchical algorithm's node leaders run; 'ring' has no leaders");
+    CHECK(only_error("allreduce * * hierarchical leaders=rnig\n") ==
+          "t.rules:2:36: error: no flat allreduce algorithm 'rnig'; did you mean 'ring'?");
+    CHECK(only_error("bcast * * hierarchical leaders=hierarchical\n") ==
+          "t.rules:2:32: error: leaders must run a flat algorithm, not 'hierarchical'");
+    CHECK(only_error("bcast * * fallback leaders=binomial\n").find("fallback takes no options") != std::string::npos);
+}
+
+TEST_CASE("a communicator on several nodes carries the leaders' rules; hierarchical calls get a leaders' algorithm",
+          "[rules]")
+{
+    const Resolved two_nodes = resolve(4, {"a", "a", "b", "b"});
+    REQUIRE(two_nodes.leaders != nullptr);
+    CHECK(two_nodes.leaders->ranks == 2);
+    CHECK(two_nodes.leaders->nodes == 2);
+    CHECK(two_nodes.leaders->ranks_per_node == 1);
+    CHECK(two_nodes.leaders->leaders == nullptr); // one rank per node: no further level
+    CHECK(resolve(4, {"a", "a", "a", "a"}).leaders == nullptr);
+    CHECK(resolve(2, {"a", "b"}).leaders == nullptr);
+
+    // Forced hierarchical: the leaders run the table's choice for 2 ranks on 2 nodes.
+    const char* hosts[] = {"a", "a", "b", "b"};
+    void* resolved = loom_rules_resolve(4, hosts);
+    REQUIRE(resolved != nullptr);
+    std::vector<std::size_t> none;
+    loom_call_t call{};
+    call.coll = LOOM_COLL_ALLREDUCE;
+    call.count = 1000;
+    REQUIRE(loom_find_kernel(LOOM_OP_SUM, LOOM_TYPE_INT32, &call.op));
+    const char* why = nullptr;
+    REQUIRE(loom_choose(&call, 4, "hierarchical", resolved, &why, nullptr) != nullptr);
+    const auto* leaders = static_cast<const Algorithm*>(call.leaders);
+    REQUIRE(leaders != nullptr);
+    CHECK(leaders->collective == Collective::allreduce);
+    CHECK_FALSE(leaders->needs.topology);
+    CHECK_FALSE(leaders->needs.same_node);
+
+    // A rule's leaders= wins.
+    const std::string path = "test-rules-leaders.rules";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("loom-rules 1\nallreduce * * hierarchical leaders=pat nodes=2-*\n", f);
+    std::fclose(f);
+    REQUIRE(load_user_rules(path).empty());
+    void* with_rule = loom_rules_resolve(4, hosts);
+    loom_call_t by_rule = call;
+    by_rule.leaders = nullptr;
+    const char* rule = nullptr;
+    REQUIRE(loom_choose(&by_rule, 4, "", with_rule, &why, &rule) == std::string("hierarchical"));
+    CHECK(std::string(rule) == path + ":2");
+    REQUIRE(by_rule.leaders != nullptr);
+    CHECK(static_cast<const Algorithm*>(by_rule.leaders)->name == "pat");
+    // Without known nodes the rule cannot serve: the next one does.
+    const char* unknown_hosts[] = {"a", "unknown", "b", "b"};
+    void* unknown = loom_rules_resolve(4, unknown_hosts);
+    loom_call_t no_nodes = call;
+    REQUIRE(loom_choose(&no_nodes, 4, "", unknown, &why, &rule) != std::string("hierarchical"));
+    loom_rules_release(unknown);
+    loom_rules_release(with_rule);
+    loom_rules_release(resolved);
+    load_user_rules("");
+    std::remove(path.c_str());
+}

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include "fiber.hpp"
+#include "topology.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -117,8 +118,14 @@ class Engine;
 
 class RecordingTransport final : public Transport {
 public:
-    RecordingTransport(RankState& state, int rank, int size) : st_(state), rank_(rank), size_(size) {}
+    RecordingTransport(RankState& state, int rank, int size, const topo::Layout& layout)
+        : st_(state), rank_(rank), size_(size), layout_(layout)
+    {
+    }
     int rank() const override { return rank_; }
+    // The simulated cluster's placement (blocks of ranks_per_node), for hierarchical
+    // algorithms and ring order; no shared memory, so shm phases run their messaging fallback.
+    const topo::Layout* layout() const override { return &layout_; }
     int size() const override { return size_; }
     void post_send(int peer, const void*, std::size_t bytes) override { push(Op::Kind::send, peer, bytes); }
     void post_recv(int peer, void*, std::size_t bytes) override { push(Op::Kind::recv, peer, bytes); }
@@ -136,6 +143,7 @@ private:
     }
     RankState& st_;
     int rank_, size_;
+    const topo::Layout& layout_;
 };
 
 class RecordingMemory final : public MemoryOps {
@@ -171,6 +179,9 @@ public:
         const int on_node = std::min(ppn_, s.ranks);
         share_ = model.cores_per_node > 0 && on_node > model.cores_per_node ? double(on_node) / model.cores_per_node : 1.0;
         if (s.root < 0 || s.root >= s.ranks) throw std::invalid_argument("root must be a rank of the communicator");
+        std::vector<topo::Place> places(static_cast<std::size_t>(s.ranks));
+        for (int r = 0; r < s.ranks; ++r) places[std::size_t(r)].node = r / ppn_;
+        layout_ = std::make_unique<topo::Layout>(std::move(places));
         build_fat_tree();
         ranks_.resize(std::size_t(s.ranks));
         rank_out_.assign(std::size_t(s.ranks), 0.0);
@@ -188,7 +199,7 @@ public:
             RankState& st = ranks_[std::size_t(r)];
             st.ops.reserve(kOpsPerBatch + 1);
             st.fiber = std::make_unique<Fiber>([this, r, &st] {
-                RecordingTransport net(st, r, s_.ranks);
+                RecordingTransport net(st, r, s_.ranks, *layout_);
                 RecordingMemory mem(st, model_.copy_per_byte_s * share_, model_.reduce_per_byte_s * share_);
                 run_call(*s_.algorithm, net, mem, call_.call);
                 st.ops.push_back(Op{Op::Kind::end, -1, 0, st.local_delay});
@@ -458,6 +469,7 @@ private:
     CallLayout call_;
     int ppn_ = 1, nodes_ = 1, levels_ = 1;
     double share_ = 1;
+    std::unique_ptr<topo::Layout> layout_;
     std::vector<RankState> ranks_;
     std::vector<double> rank_out_, rank_in_, node_out_, node_in_;
     std::vector<std::vector<LinkGroup>> up_, down_; // [level-1][group]

@@ -1,0 +1,221 @@
+// The hierarchical family: a collective in phases on groups of ranks, so that the slow links
+// between nodes carry each byte once per node instead of once per rank.
+//
+// Terms: P ranks on N nodes, L ranks on a node (nodes may differ), S the message size. The
+// groups come from the transport's Layout (topology/topology.hpp): a node's ranks, and one
+// rank per node. A node's leader is its lowest rank; for bcast and reduce the root stands in
+// for its node's leader (the node's "head"), so the root's data never makes an extra hop.
+//
+// Intra-node phases run the shared-memory family (shm.cpp) on the node's ranks, over the
+// transport's node_shared_state() slot, so on a real node they copy through one shared
+// segment; where there is no slot they use shm's messaging fallback (binomial trees,
+// recursive doubling, Bruck). The inter-node phase runs a flat algorithm among the heads:
+// the one the rule table chose for a communicator of one rank per node (AllreduceArgs::
+// leaders and friends, set by loom_choose; a rule's leaders=NAME option names it), or, when
+// none was set, recursive doubling (allreduce), a ring (allgather) or a binomial tree
+// (bcast, reduce).
+//
+//   allreduce  1. reduce to the leader in the node   2. allreduce among leaders
+//              3. bcast from the leader in the node
+//   reduce     1. reduce to the head in the node     2. reduce among heads to the root
+//   bcast      1. bcast from the root among heads    2. bcast from the head in the node
+//   allgather  1. allgather(v) in the node, into the node's part of the result
+//              2. allgatherv among leaders of whole node parts  3. bcast of all in the node
+//
+// Example, allreduce, P = 6 on N = 2 nodes {0,1,2} {3,4,5}:
+//   phase          messages between nodes     messages inside nodes
+//   1 reduce       -                          1,2 -> 0 and 4,5 -> 3 (or shared memory)
+//   2 allreduce    0 <-> 3, S each way        -
+//   3 bcast        -                          0 -> 1,2 and 3 -> 4,5
+//
+// Cost: the inter-node phase is the flat algorithm's cost on N ranks (e.g. S lg N for
+// recursive doubling) instead of on P; the intra-node phases add about 2 S of copying per
+// rank. allgather's result is gathered in node order: where a node's ranks are not
+// consecutive (round-robin placement) it is assembled in scratch and copied into rank order,
+// one more pass over S. Limits: allreduce and reduce need a commutative op (ranks are combined
+// node by node); every rank gets bit-identical results (one reduction, then copies). The
+// nodes must be known (Needs::topology); a transport without a Layout is an internal error.
+#include "hierarchical.hpp"
+
+#include "binomial.hpp"
+#include "group_transport.hpp"
+#include "recursive_doubling.hpp"
+#include "registry.hpp"
+#include "ring.hpp"
+#include "shm.hpp"
+#include "topology.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+namespace loom {
+namespace {
+
+const topo::Layout& layout_of(const Transport& net)
+{
+    const topo::Layout* layout = net.layout();
+    if (layout == nullptr || layout->ranks() != net.size())
+        throw std::logic_error("hierarchical algorithm without a topology");
+    return *layout;
+}
+
+// The rank that stands for each node in the inter-node phase: the root on the root's node,
+// the leader elsewhere. Indexed by node.
+std::vector<int> heads(const topo::Layout& layout, int root)
+{
+    std::vector<int> h(std::size_t(layout.nodes()));
+    for (int k = 0; k < layout.nodes(); ++k) h[std::size_t(k)] = layout.leader(k);
+    h[std::size_t(layout.node_of(root))] = root;
+    return h;
+}
+
+template <class Fn, class Args>
+void run_leaders(const Algorithm* chosen, Fn fallback, Transport& net, MemoryOps& mem, const Args& args)
+{
+    Fn fn = chosen != nullptr ? std::get<Fn>(chosen->run) : fallback;
+    fn(net, mem, args);
+}
+
+} // namespace
+
+void hierarchical_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    const topo::Layout& layout = layout_of(net);
+    const int r = net.rank();
+    const std::size_t bytes = args.count * args.op.elem_size;
+    if (args.count == 0) return;
+    GroupTransport node(net, layout.node_ranks(layout.node_of(r)), net.node_shared_state());
+    const bool leader = node.rank() == 0;
+
+    // 1. The node's sum arrives at its leader, in recvbuf.
+    if (node.size() > 1) {
+        const void* input = args.in_place() ? (leader ? nullptr : args.recvbuf) : args.sendbuf;
+        shm_reduce(node, mem, ReduceArgs{input, leader ? args.recvbuf : nullptr, args.count, args.op, 0});
+    } else if (!args.in_place()) {
+        mem.copy(args.recvbuf, args.sendbuf, bytes);
+    }
+    // 2. The leaders combine their nodes' sums.
+    if (leader && layout.nodes() > 1) {
+        GroupTransport leaders(net, layout.leaders());
+        run_leaders<AllreduceFn>(args.leaders, &recursive_doubling_allreduce, leaders, mem,
+                                 AllreduceArgs{nullptr, args.recvbuf, args.count, args.op, args.segment_bytes,
+                                               args.buffer_bytes});
+    }
+    // 3. Every leader hands the result to its node.
+    if (node.size() > 1) shm_bcast(node, mem, BcastArgs{args.recvbuf, bytes, 0, args.segment_bytes});
+}
+
+void hierarchical_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
+{
+    const topo::Layout& layout = layout_of(net);
+    const int r = net.rank();
+    if (args.bytes == 0) return;
+    const std::vector<int> head = heads(layout, args.root);
+    const int my_node = layout.node_of(r);
+
+    // 1. The root's data reaches every node's head.
+    if (layout.nodes() > 1 && head[std::size_t(my_node)] == r) {
+        GroupTransport heads_net(net, head);
+        run_leaders<BcastFn>(args.leaders, &binomial_bcast, heads_net, mem,
+                             BcastArgs{args.buf, args.bytes, layout.node_of(args.root), args.segment_bytes});
+    }
+    // 2. Each head hands it to its node.
+    GroupTransport node(net, layout.node_ranks(my_node), net.node_shared_state());
+    if (node.size() > 1)
+        shm_bcast(node, mem, BcastArgs{args.buf, args.bytes, layout.local_index(head[std::size_t(my_node)]),
+                                       args.segment_bytes});
+}
+
+void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
+{
+    const topo::Layout& layout = layout_of(net);
+    const int r = net.rank();
+    const std::size_t bytes = args.count * args.op.elem_size;
+    if (args.count == 0) return;
+    const std::vector<int> head = heads(layout, args.root);
+    const int my_node = layout.node_of(r);
+    const bool is_root = r == args.root;
+    const bool is_head = head[std::size_t(my_node)] == r;
+    GroupTransport node(net, layout.node_ranks(my_node), net.node_shared_state());
+
+    // 1. The node's sum arrives at its head: at the root in recvbuf, at other heads in
+    // scratch (a head alone on its node keeps its input as the node's sum).
+    Scratch partial_buf(nullptr, nullptr);
+    const void* partial = is_root ? args.recvbuf : args.sendbuf;
+    if (node.size() > 1) {
+        std::byte* into = nullptr;
+        if (is_root) into = static_cast<std::byte*>(args.recvbuf);
+        else if (is_head) into = (partial_buf = mem.scratch(bytes)).get();
+        shm_reduce(node, mem,
+                   ReduceArgs{is_root && args.in_place() ? nullptr : args.sendbuf, into, args.count, args.op,
+                              layout.local_index(head[std::size_t(my_node)])});
+        if (is_head && !is_root) partial = into;
+    } else if (is_root && !args.in_place()) {
+        mem.copy(args.recvbuf, args.sendbuf, bytes);
+    }
+    // 2. The heads reduce their nodes' sums to the root.
+    if (is_head && layout.nodes() > 1) {
+        GroupTransport heads_net(net, head);
+        run_leaders<ReduceFn>(args.leaders, &binomial_reduce, heads_net, mem,
+                              ReduceArgs{is_root ? nullptr : partial, is_root ? args.recvbuf : nullptr, args.count,
+                                         args.op, layout.node_of(args.root)});
+    }
+}
+
+void hierarchical_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
+{
+    const topo::Layout& layout = layout_of(net);
+    const int r = net.rank();
+    const int N = layout.nodes();
+    const BlockOffsets blocks(args.bytes);
+    auto* out = static_cast<std::byte*>(args.recvbuf);
+    const std::byte* own = args.in_place() ? out + blocks.begin(r) : static_cast<const std::byte*>(args.sendbuf);
+
+    // The result in node order: node 0's blocks (in rank order), node 1's, ... Where that is
+    // rank order (each node's ranks consecutive, nodes ascending) it is the result buffer.
+    std::vector<std::size_t> node_bytes(std::size_t(N), 0);
+    bool rank_order = true;
+    int expected = 0;
+    for (int k = 0; k < N; ++k)
+        for (int q : layout.node_ranks(k)) {
+            node_bytes[std::size_t(k)] += blocks.length(q);
+            rank_order = rank_order && q == expected++;
+        }
+    const BlockOffsets node_parts(node_bytes);
+    if (node_parts.total() == 0) return;
+    Scratch gathered(nullptr, nullptr);
+    std::byte* all = out;
+    if (!rank_order) all = (gathered = mem.scratch(node_parts.total())).get();
+
+    const int my_node = layout.node_of(r);
+    const std::span<const int> members = layout.node_ranks(my_node);
+    GroupTransport node(net, members, net.node_shared_state());
+    std::byte* my_part = all + node_parts.begin(my_node);
+    // 1. The node's blocks, gathered into the node's part on every rank of the node.
+    const bool own_in_place = rank_order && args.in_place();
+    if (node.size() > 1) {
+        std::vector<std::size_t> member_bytes;
+        for (int q : members) member_bytes.push_back(blocks.length(q));
+        shm_allgather(node, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
+    } else if (!own_in_place) {
+        mem.copy(my_part, own, blocks.length(r));
+    }
+    // 2. Leaders exchange whole node parts.
+    if (node.rank() == 0 && N > 1) {
+        GroupTransport leaders(net, layout.leaders());
+        run_leaders<AllgatherFn>(args.leaders, &ring_allgather, leaders, mem, AllgatherArgs{nullptr, all, node_bytes});
+    }
+    // 3. Leaders hand everything to their node.
+    if (node.size() > 1) shm_bcast(node, mem, BcastArgs{all, node_parts.total(), 0});
+    // 4. Node order to rank order, where they differ.
+    if (!rank_order)
+        for (int k = 0; k < N; ++k) {
+            std::size_t at = node_parts.begin(k);
+            for (int q : layout.node_ranks(k)) {
+                mem.copy(out + blocks.begin(q), all + at, blocks.length(q));
+                at += blocks.length(q);
+            }
+        }
+}
+
+} // namespace loom
