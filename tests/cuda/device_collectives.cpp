@@ -1,0 +1,491 @@
+// Every collective loom serves, on device buffers, with several algorithms each (forced
+// through MPI_T, as users force them with coll_loom_<collective>_algorithm) and loom's own
+// choice, in place and not, at sizes of one and of many staging segments; every result is
+// compared with a reference this program computes itself (never Open MPI's). Also: a derived
+// datatype with holes (allreduce: loom declines, so the call runs on host copies and Open MPI
+// serves it; bcast: loom serves it on host copies) and a non-commutative user op.
+//
+//   device_collectives --memory cuda   buffers from cudaMalloc (through libloom_cuda.so,
+//                                      $LOOM_CUDA_LIBRARY); exits 77 (skipped) if any rank
+//                                      finds no GPU
+//   device_collectives --memory fake   host memory in the range of $LOOM_TEST_FAKE_DEVICE,
+//                                      which loom then treats as device memory (cuda/device.cpp):
+//                                      the plugin's device paths, run without a GPU
+//   device_collectives --memory host   ordinary host buffers
+// A third argument --quick makes the large sizes 20 times smaller (for valgrind).
+#define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
+#include <mpi.h>
+
+#include "loom_cuda_api.h"
+#include "loom_mpi_t.hpp"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank = 0, size = 1;
+int failures = 0;
+
+#define CHECK(cond, ...)                                                                        \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            ++failures;                                                                         \
+            std::fprintf(stderr, "rank %d: FAILED %s: ", rank, #cond);                        \
+            std::fprintf(stderr, __VA_ARGS__);                                                  \
+            std::fprintf(stderr, "\n");                                                         \
+        }                                                                                       \
+    } while (0)
+
+// Where the "device" buffers come from.
+class Memory {
+public:
+    virtual ~Memory() = default;
+    virtual void* alloc(std::size_t bytes) = 0;
+    virtual void release(void* p) = 0;
+    virtual void put(void* dst, const void* src, std::size_t bytes) = 0; // host -> buffer
+    virtual void get(void* dst, const void* src, std::size_t bytes) = 0; // buffer -> host
+};
+
+class HostMemoryKind final : public Memory {
+public:
+    void* alloc(std::size_t bytes) override { return std::malloc(bytes == 0 ? 1 : bytes); }
+    void release(void* p) override { std::free(p); }
+    void put(void* d, const void* s, std::size_t n) override { std::memcpy(d, s, n); }
+    void get(void* d, const void* s, std::size_t n) override { std::memcpy(d, s, n); }
+};
+
+// A bump allocator in the range LOOM_TEST_FAKE_DEVICE names (mapped here at that address).
+// The range is inaccessible (PROT_NONE) except during this program's own copies and loom's
+// staging copies, so a PML or an algorithm reading "device" memory directly crashes.
+class FakeDeviceMemory final : public Memory {
+public:
+    bool open()
+    {
+        const char* v = std::getenv("LOOM_TEST_FAKE_DEVICE");
+        if (v == nullptr) return false;
+        char* end = nullptr;
+        start_ = std::uintptr_t(std::strtoull(v, &end, 16));
+        bytes_ = end != nullptr && *end == ':' ? std::size_t(std::strtoull(end + 1, nullptr, 16)) : 0;
+        void* p = mmap(reinterpret_cast<void*>(start_), bytes_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p != reinterpret_cast<void*>(start_)) return false;
+        mprotect(p, bytes_, PROT_NONE);
+        return true;
+    }
+    void* alloc(std::size_t bytes) override
+    {
+        const std::size_t n = (bytes + 63) / 64 * 64 + 64;
+        if (used_ + n > bytes_) {
+            std::fprintf(stderr, "fake device memory exhausted\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        void* p = reinterpret_cast<void*>(start_ + used_);
+        used_ += n;
+        return p;
+    }
+    void release(void*) override {} // reset() frees everything
+    void reset() { used_ = 0; }
+    void put(void* d, const void* s, std::size_t n) override { open_copy(d, s, n); }
+    void get(void* d, const void* s, std::size_t n) override { open_copy(d, s, n); }
+
+private:
+    void open_copy(void* d, const void* s, std::size_t n)
+    {
+        void* p = reinterpret_cast<void*>(start_);
+        mprotect(p, bytes_, PROT_READ | PROT_WRITE);
+        std::memcpy(d, s, n);
+        mprotect(p, bytes_, PROT_NONE);
+    }
+    std::uintptr_t start_ = 0;
+    std::size_t bytes_ = 0, used_ = 0;
+};
+
+class CudaMemory final : public Memory {
+public:
+    // 1: a device is there; 0: none (skip); -1: the library cannot be used.
+    int open()
+    {
+        const char* path = std::getenv("LOOM_CUDA_LIBRARY");
+        void* h = dlopen(path != nullptr ? path : "libloom_cuda.so", RTLD_NOW | RTLD_LOCAL);
+        auto get = h != nullptr ? reinterpret_cast<loom_cuda_get_api_fn>(dlsym(h, "loom_cuda_get_api")) : nullptr;
+        api_ = get != nullptr ? get(LOOM_CUDA_API_VERSION) : nullptr;
+        if (api_ == nullptr) {
+            std::fprintf(stderr, "rank %d: cannot use libloom_cuda.so (set LOOM_CUDA_LIBRARY): %s\n", rank,
+                         h == nullptr ? dlerror() : "no table");
+            return -1;
+        }
+        int n = 0;
+        api_->device_count(&n);
+        return n > 0 ? 1 : 0;
+    }
+    void* alloc(std::size_t bytes) override
+    {
+        void* p = nullptr;
+        if (api_->device_alloc(&p, bytes) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+        return p;
+    }
+    void release(void* p) override { api_->device_free(p); }
+    void put(void* d, const void* s, std::size_t n) override { check(api_->copy(d, s, n)); }
+    void get(void* d, const void* s, std::size_t n) override { check(api_->copy(d, s, n)); }
+
+private:
+    void check(int rc)
+    {
+        if (rc != 0) {
+            std::fprintf(stderr, "rank %d: CUDA copy failed: %s\n", rank, api_->error_string(rc));
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    const loom_cuda_api_t* api_ = nullptr;
+};
+
+Memory* mem = nullptr;
+
+// A buffer in the memory under test, filled from host data.
+struct Buf {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+    Buf(std::size_t n, const void* init = nullptr) : bytes(n)
+    {
+        p = mem->alloc(n);
+        std::vector<unsigned char> fill(n, 0xa5);
+        mem->put(p, init != nullptr ? init : fill.data(), n);
+    }
+    ~Buf() { mem->release(p); }
+    template <class T>
+    std::vector<T> read(std::size_t count) const
+    {
+        std::vector<T> v(count);
+        mem->get(v.data(), p, count * sizeof(T));
+        return v;
+    }
+};
+
+std::int32_t value(int r, std::size_t i) { return std::int32_t((std::size_t(r) * 7 + i * 3) % 11) - 4; }
+std::vector<std::int32_t> input(int r, std::size_t n)
+{
+    std::vector<std::int32_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = value(r, i);
+    return v;
+}
+std::int32_t total(std::size_t i)
+{
+    std::int32_t t = 0;
+    for (int r = 0; r < size; ++r) t += value(r, i);
+    return t;
+}
+unsigned char byte_of(int r, std::size_t i) { return (unsigned char)((r * 131 + i * 7 + 1) & 0xff); }
+
+void force(const char* coll, const std::string& algorithm)
+{
+    const std::string name = std::string("coll_loom_") + coll + "_algorithm";
+    if (!loom::tools::set_loom_control(name, algorithm.c_str())) {
+        std::fprintf(stderr, "rank %d: cannot set %s (is loom loaded?)\n", rank, name.c_str());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+// --quick (for valgrind) makes the large sizes 20 times smaller.
+bool quick = false;
+std::size_t large(std::size_t n) { return quick ? n / 20 + 1 : n; }
+
+std::vector<std::size_t> counts_to_test() { return {0, 1, 1000, large(70001)}; } // several 64 KiB segments
+
+void test_allreduce(const std::string& algo)
+{
+    force("allreduce", algo);
+    for (std::size_t n : counts_to_test())
+        for (bool in_place : {false, true}) {
+            auto in = input(rank, n);
+            Buf s(n * 4, in.data()), r(n * 4, in_place ? in.data() : nullptr);
+            MPI_Allreduce(in_place ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            auto out = r.read<std::int32_t>(n);
+            auto back = s.read<std::int32_t>(n);
+            for (std::size_t i = 0; i < n; ++i)
+                if (out[i] != total(i)) {
+                    CHECK(out[i] == total(i), "allreduce %s n=%zu in_place=%d i=%zu: %d", algo.c_str(), n, in_place, i, out[i]);
+                    break;
+                }
+            if (!in_place) CHECK(back == in, "allreduce %s wrote its send buffer", algo.c_str());
+        }
+}
+
+void test_reduce(const std::string& algo)
+{
+    force("reduce", algo);
+    const int root = size - 1;
+    for (std::size_t n : counts_to_test())
+        for (bool in_place : {false, true}) {
+            auto in = input(rank, n);
+            const bool ip = in_place && rank == root;
+            Buf s(n * 4, in.data()), r(n * 4, ip ? in.data() : nullptr);
+            MPI_Reduce(ip ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, root, MPI_COMM_WORLD);
+            if (rank != root) continue;
+            auto out = r.read<std::int32_t>(n);
+            for (std::size_t i = 0; i < n; ++i)
+                if (out[i] != total(i)) {
+                    CHECK(out[i] == total(i), "reduce %s n=%zu i=%zu", algo.c_str(), n, i);
+                    break;
+                }
+        }
+}
+
+void test_reduce_scatter(bool block, const std::string& algo)
+{
+    force(block ? "reduce_scatter_block" : "reduce_scatter", algo);
+    for (std::size_t k : {std::size_t(1), large(5000)})
+        for (bool in_place : {false, true}) {
+            std::vector<int> counts(static_cast<std::size_t>(size));
+            for (int i = 0; i < size; ++i) counts[std::size_t(i)] = int(block ? k : (std::size_t(i % 3) + 1) * k);
+            const std::size_t all = std::size_t(std::accumulate(counts.begin(), counts.end(), 0));
+            std::size_t first = 0;
+            for (int i = 0; i < rank; ++i) first += std::size_t(counts[std::size_t(i)]);
+            const std::size_t mine = std::size_t(counts[std::size_t(rank)]);
+            auto in = input(rank, all);
+            Buf s(all * 4, in.data()), r((in_place ? all : mine) * 4, in_place ? in.data() : nullptr);
+            const void* sb = in_place ? MPI_IN_PLACE : s.p;
+            if (block) MPI_Reduce_scatter_block(sb, r.p, int(k), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            else MPI_Reduce_scatter(sb, r.p, counts.data(), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            auto out = r.read<std::int32_t>(mine);
+            for (std::size_t i = 0; i < mine; ++i)
+                if (out[i] != total(first + i)) {
+                    CHECK(out[i] == total(first + i), "reduce_scatter%s %s k=%zu i=%zu", block ? "_block" : "", algo.c_str(), k, i);
+                    break;
+                }
+        }
+}
+
+void test_allgather(bool v, const std::string& algo)
+{
+    force(v ? "allgatherv" : "allgather", algo);
+    for (std::size_t k : {std::size_t(3), large(100000)})
+        for (bool in_place : {false, true}) {
+            std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+            int next = 0;
+            for (int i = 0; i < size; ++i) {
+                counts[std::size_t(i)] = int(v ? (std::size_t(i % 3) + 1) * k : k);
+                displs[std::size_t(i)] = next;
+                next += counts[std::size_t(i)];
+            }
+            const std::size_t mine = std::size_t(counts[std::size_t(rank)]);
+            std::vector<unsigned char> expected(static_cast<std::size_t>(next)), own(mine);
+            for (int i = 0; i < size; ++i)
+                for (int b = 0; b < counts[std::size_t(i)]; ++b)
+                    expected[std::size_t(displs[std::size_t(i)] + b)] = byte_of(i, std::size_t(b));
+            for (std::size_t b = 0; b < mine; ++b) own[b] = byte_of(rank, b);
+            std::vector<unsigned char> init(std::size_t(next), 0);
+            if (in_place) std::memcpy(init.data() + displs[std::size_t(rank)], own.data(), mine);
+            Buf s(mine, own.data()), r(std::size_t(next), init.data());
+            const void* sb = in_place ? MPI_IN_PLACE : s.p;
+            if (v) MPI_Allgatherv(sb, int(mine), MPI_BYTE, r.p, counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+            else MPI_Allgather(sb, int(mine), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
+            CHECK(r.read<unsigned char>(std::size_t(next)) == expected, "allgather%s %s k=%zu in_place=%d", v ? "v" : "",
+                  algo.c_str(), k, in_place);
+        }
+}
+
+void test_bcast(const std::string& algo)
+{
+    force("bcast", algo);
+    const int root = 1 % size;
+    for (std::size_t n : {std::size_t(0), std::size_t(5), large(300001)}) {
+        std::vector<unsigned char> data(n);
+        for (std::size_t i = 0; i < n; ++i) data[i] = byte_of(root, i);
+        Buf b(n, rank == root ? data.data() : nullptr);
+        MPI_Bcast(b.p, int(n), MPI_BYTE, root, MPI_COMM_WORLD);
+        CHECK(b.read<unsigned char>(n) == data, "bcast %s n=%zu", algo.c_str(), n);
+    }
+}
+
+void test_alltoall(const std::string& algo)
+{
+    force("alltoall", algo);
+    for (std::size_t k : {std::size_t(2), large(40000)})
+        for (bool in_place : {false, true}) {
+            const std::size_t all = k * std::size_t(size);
+            std::vector<unsigned char> in(all), expected(all);
+            for (int p = 0; p < size; ++p)
+                for (std::size_t b = 0; b < k; ++b) {
+                    in[std::size_t(p) * k + b] = byte_of(rank * 31 + p, b);
+                    expected[std::size_t(p) * k + b] = byte_of(p * 31 + rank, b);
+                }
+            Buf s(all, in.data()), r(all, in_place ? in.data() : nullptr);
+            MPI_Alltoall(in_place ? MPI_IN_PLACE : s.p, int(k), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
+            CHECK(r.read<unsigned char>(all) == expected, "alltoall %s k=%zu in_place=%d", algo.c_str(), k, in_place);
+        }
+}
+
+// Datatypes with holes and user ops: the paths on host copies.
+std::size_t strided_n = 0; // elements of the strided type below
+
+// A user SUM on the strided type (every other int32): MPI allows only user ops on derived types.
+void strided_sum(void* in, void* inout, int* len, MPI_Datatype*)
+{
+    const auto* a = static_cast<const std::int32_t*>(in);
+    auto* b = static_cast<std::int32_t*>(inout);
+    // One instance spans 2n - 1 ints; the instances of a dense run follow each other at that extent.
+    for (int k = 0; k < *len; ++k, a += 2 * strided_n - 1, b += 2 * strided_n - 1)
+        for (std::size_t j = 0; j < strided_n; ++j) b[2 * j] += a[2 * j];
+}
+
+void noncommutative_first(void* in, void* inout, int* len, MPI_Datatype*)
+{
+    // inout = in "op" inout where a op b = a (keeps the lower rank's value): associative,
+    // not commutative; the result is rank 0's input.
+    std::memcpy(inout, in, std::size_t(*len) * sizeof(std::int32_t));
+}
+
+void test_holes_and_user_ops()
+{
+    force("allreduce", "");
+    force("bcast", "");
+    const std::size_t n = 3000;
+    strided_n = n;
+    MPI_Datatype strided;
+    MPI_Type_vector(int(n), 1, 2, MPI_INT32_T, &strided);
+    MPI_Type_commit(&strided);
+    {
+        // Allreduce of every other element: the holes must keep their contents. loom serves
+        // it on host copies (the user op runs there).
+        MPI_Op sum;
+        MPI_Op_create(&strided_sum, 1, &sum);
+        std::vector<std::int32_t> in(2 * n);
+        for (std::size_t i = 0; i < 2 * n; ++i) in[i] = i % 2 == 0 ? value(rank, i) : -77;
+        Buf b(2 * n * 4, in.data());
+        MPI_Allreduce(MPI_IN_PLACE, b.p, 1, strided, sum, MPI_COMM_WORLD);
+        MPI_Op_free(&sum);
+        auto out = b.read<std::int32_t>(2 * n);
+        for (std::size_t i = 0; i < 2 * n; ++i) {
+            const std::int32_t want = i % 2 == 0 ? total(i) : -77;
+            if (out[i] != want) {
+                CHECK(out[i] == want, "strided allreduce i=%zu: %d, want %d", i, out[i], want);
+                break;
+            }
+        }
+    }
+    {
+        const int root = 0;
+        std::vector<std::int32_t> in(2 * n, -5);
+        for (std::size_t i = 0; i < 2 * n; i += 2) in[i] = rank == root ? value(9, i) : 0;
+        Buf b(2 * n * 4, in.data());
+        MPI_Bcast(b.p, 1, strided, root, MPI_COMM_WORLD);
+        auto out = b.read<std::int32_t>(2 * n);
+        for (std::size_t i = 0; i < 2 * n; ++i) {
+            const std::int32_t want = i % 2 == 0 ? value(9, i) : -5;
+            if (out[i] != want) {
+                CHECK(out[i] == want, "strided bcast i=%zu: %d, want %d", i, out[i], want);
+                break;
+            }
+        }
+    }
+    MPI_Type_free(&strided);
+    {
+        // Forced ring cannot serve a non-commutative op: loom declines, and the call runs on
+        // host copies in the next component (Open MPI, which cannot read device memory).
+        force("allreduce", "ring");
+        MPI_Op first;
+        MPI_Op_create(&noncommutative_first, 0, &first);
+        auto in = input(rank, n);
+        Buf s(n * 4, in.data()), r(n * 4);
+        MPI_Allreduce(s.p, r.p, int(n), MPI_INT32_T, first, MPI_COMM_WORLD);
+        CHECK(r.read<std::int32_t>(n) == input(0, n), "non-commutative allreduce");
+        MPI_Op_free(&first);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string kind = argc >= 3 && std::string(argv[1]) == "--memory" ? argv[2] : "";
+    quick = argc >= 4 && std::string(argv[3]) == "--quick";
+    HostMemoryKind host;
+    FakeDeviceMemory fake;
+    CudaMemory cuda;
+    int usable = 1; // 1 usable, 0 skip, -1 error
+    if (kind == "host") mem = &host;
+    else if (kind == "fake") {
+        mem = &fake;
+        if (!fake.open()) {
+            std::fprintf(stderr, "rank %d: --memory fake needs LOOM_TEST_FAKE_DEVICE=START:BYTES, mappable here\n", rank);
+            usable = -1;
+        }
+    } else if (kind == "cuda") {
+        mem = &cuda;
+        usable = cuda.open();
+    } else {
+        if (rank == 0) std::fprintf(stderr, "usage: device_collectives --memory cuda|fake|host\n");
+        usable = -1;
+    }
+    int all = 0;
+    MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all <= 0) {
+        if (rank == 0 && all == 0) std::printf("device_collectives: no GPU on some rank: skipped\n");
+        MPI_Finalize();
+        return all == 0 ? 77 : 1;
+    }
+
+    loom::tools::LoomCounters counters;
+    const bool have_counters = counters.open("allreduce");
+    const unsigned long long served0 = have_counters ? counters.served() : 0;
+
+    // The fake device range is a bump allocator: emptied after each test.
+    auto done = [&] {
+        if (kind == "fake") fake.reset();
+    };
+    for (const char* a : {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm"}) {
+        test_allreduce(a);
+        done();
+    }
+    // MPI_Allreduce returns before reaching any component when count is 0.
+    const unsigned long long allreduce_calls = 8 * (counts_to_test().size() - 1) * 2;
+    for (const char* a : {"", "binomial", "halving_doubling", "shm"}) {
+        test_reduce(a);
+        done();
+    }
+    for (const char* a : {"", "ring", "halving_doubling", "pat"}) {
+        test_reduce_scatter(false, a);
+        done();
+    }
+    for (const char* a : {"", "ring", "halving_doubling", "pat", "shm"}) {
+        test_reduce_scatter(true, a);
+        done();
+    }
+    for (bool v : {false, true})
+        for (const char* a : {"", "ring", "recursive_doubling", "bruck", "pat", "shm"}) {
+            test_allgather(v, a);
+            done();
+        }
+    for (const char* a : {"", "binomial", "scatter_allgather", "shm"}) {
+        test_bcast(a);
+        done();
+    }
+    for (const char* a : {"", "bruck", "pairwise"}) {
+        test_alltoall(a);
+        done();
+    }
+    if (have_counters) {
+        const unsigned long long served = counters.served() - served0;
+        CHECK(served == allreduce_calls, "loom served %llu of the %llu allreduce calls", served, allreduce_calls);
+    }
+    test_holes_and_user_ops();
+    done();
+
+    int failed = 0;
+    MPI_Allreduce(&failures, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf("device_collectives (--memory %s, %d ranks): %d failures\n", kind.c_str(), size, failed);
+    MPI_Finalize();
+    return failed == 0 ? 0 : 1;
+}
