@@ -267,10 +267,13 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     const bool commutative = !reduces(c) || call->op.commutative != 0;
     const std::size_t bytes = message_bytes(*call, comm_size);
     const char* reason = "no rule chooses an algorithm that can serve this call";
-    if (forced != nullptr && forced[0] != '\0') {
+    bool by_rules = forced == nullptr || forced[0] == '\0';
+    if (!by_rules) {
         // A forced algorithm is used or the call is declined; loom never silently swaps in
-        // another algorithm the user did not ask for. The last lookup is remembered (the
-        // parameter's string changes only between collectives, through MPI_T).
+        // another algorithm the user did not ask for - except where declining would give a
+        // wrong answer (Open MPI's saturating 8- and 16-bit sums): then the rules choose, as
+        // they do for such a call. The last lookup is remembered (the parameter's string
+        // changes only between collectives, through MPI_T).
         thread_local struct {
             const char* text;
             const Algorithm* algorithm;
@@ -291,7 +294,9 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             call->chosen = algo;
             return algo->name.data();
         }
-    } else {
+        by_rules = call->keep_from_open_mpi != 0;
+    }
+    if (by_rules) {
         try {
             std::unique_ptr<rules::Resolved> own;
             const auto* table = static_cast<const rules::Resolved*>(resolved);

@@ -308,9 +308,11 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     const std::string name(loom::to_string(c));
     const Options& o = *job.options;
     std::vector<const Contender*> here;
+    // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
+    // name, not worth the time of a contender.
     for (const Contender& x : all)
-        if (!x.algorithm ||
-            !loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes}))
+        if (!x.algorithm || (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes}) &&
+                             !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);
     if (here.empty()) return std::vector<Result>{};
     const std::string where = " at " + format_size(k.bytes) + " bytes (np " + std::to_string(job.size) + ")";

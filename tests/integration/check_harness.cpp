@@ -42,6 +42,12 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
                  const std::function<void()>& call)
 {
     auto& c = counters_of(collective);
+    // shm works on one node only: across nodes a forced shm call is handed on (and its result
+    // still checked).
+    // (A SUM of 8-bit integers is the exception: Open MPI's kernel saturates it, so loom's
+    // rules serve it instead of handing it on; entry.cpp, loom_choose.)
+    if (expect == Expect::served && s.algorithm == "shm" && s.nodes > 1 && name.find("(uint8, wraps)") == std::string::npos)
+        expect = Expect::declined;
     const auto served0 = c.served(), declined0 = c.declined();
     call();
     ++cases;

@@ -25,6 +25,7 @@ struct Setting {
     int rank;
     int size;
     std::string algorithm; // "" = loom's own choice
+    int nodes = 1;         // nodes the communicator spans: shm declines every call on several
 };
 
 // Counts cases and failures; checks loom's served/declined counters around each call. With

@@ -43,6 +43,19 @@ const std::vector<CollectiveChecks> kCollectives = {
     {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
 };
 
+// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks.
+int count_nodes(MPI_Comm comm)
+{
+    MPI_Comm local;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int local_rank = 0, nodes = 0;
+    MPI_Comm_rank(local, &local_rank);
+    const int leader = local_rank == 0 ? 1 : 0;
+    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Comm_free(&local);
+    return nodes;
+}
+
 void set_control(const std::string& var, const void* value)
 {
     if (!loom::tools::set_loom_control(var, value)) {
@@ -80,13 +93,14 @@ int main(int argc, char** argv)
     int split_rank, split_size;
     MPI_Comm_rank(split, &split_rank);
     MPI_Comm_size(split, &split_size);
+    const int world_nodes = count_nodes(MPI_COMM_WORLD), split_nodes = count_nodes(split);
 
     for (const CollectiveChecks& c : kCollectives) {
         if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
         for (const std::string& forced : c.algorithms) {
             const std::string algorithm = force(c.name, forced);
-            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm});
-            c.check(check::Setting{split, split_rank, split_size, algorithm});
+            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes});
+            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes});
         }
         force(c.name, "");
     }
