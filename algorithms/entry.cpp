@@ -239,7 +239,7 @@ const Algorithm* leaders_for(Collective c, const rules::Resolved* table, const r
     if (table == nullptr || table->nodes < 2) return nullptr;
     auto usable = [&](const Algorithm* a) {
         return a != nullptr && !a->needs.topology &&
-               !why_not(*a, CallShape{table->nodes, bytes, commutative, table->nodes});
+               !why_not(*a, CallShape{table->nodes, bytes, commutative, table->nodes, 1});
     };
     if (rule != nullptr && !rule->leaders.empty()) {
         const Algorithm* named = find_algorithm(c, rule->leaders);
@@ -257,6 +257,17 @@ const Algorithm* leaders_for(Collective c, const rules::Resolved* table, const r
 int resolved_nodes(const void* resolved)
 {
     return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->nodes : 0;
+}
+int resolved_ranks_per_node(const void* resolved)
+{
+    return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->ranks_per_node : 0;
+}
+// What each leader (or lane) of a hierarchical call moves between nodes: the whole message,
+// or for hierarchical_rs one of ranks-per-node slices.
+std::size_t leaders_bytes(const Algorithm& algo, const rules::Resolved* table, std::size_t bytes)
+{
+    return algo.needs.equal_nodes && table != nullptr && table->ranks_per_node > 0 ? bytes / std::size_t(table->ranks_per_node)
+                                                                                   : bytes;
 }
 } // namespace
 
@@ -285,12 +296,15 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                                     : find_algorithm(c, forced);
         memo = {forced, algo};
         if (algo == nullptr) reason = "the forced algorithm does not exist";
-        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative, resolved_nodes(resolved)}))
+        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative, resolved_nodes(resolved),
+                                                             resolved_ranks_per_node(resolved)}))
             reason = no->data();
         else {
             if (rule_source != nullptr) *rule_source = "forced";
             if (algo->needs.topology)
-                call->leaders = leaders_for(c, static_cast<const rules::Resolved*>(resolved), nullptr, bytes, commutative);
+                call->leaders = leaders_for(c, static_cast<const rules::Resolved*>(resolved), nullptr,
+                                            leaders_bytes(*algo, static_cast<const rules::Resolved*>(resolved), bytes),
+                                            commutative);
             call->chosen = algo;
             return algo->name.data();
         }
@@ -318,7 +332,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
                 if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;
                 if (rule_source != nullptr) *rule_source = rule.source.c_str();
-                if (chosen->algorithm->needs.topology) call->leaders = leaders_for(c, table, &rule, bytes, commutative);
+                if (chosen->algorithm->needs.topology)
+                    call->leaders = leaders_for(c, table, &rule, leaders_bytes(*chosen->algorithm, table, bytes), commutative);
                 call->chosen = chosen->algorithm;
                 return chosen->algorithm->name.data();
             }

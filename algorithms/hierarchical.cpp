@@ -22,6 +22,16 @@
 //   allgather  1. allgather(v) in the node, into the node's part of the result
 //              2. allgatherv among leaders of whole node parts  3. bcast of all in the node
 //
+// hierarchical_rs (allreduce, every node with the same number L of ranks): every rank of a
+// node carries a share of the traffic between nodes, not only the leader.
+//   1. reduce-scatter in the node: local rank i gets the node's sum of slice i (of L)
+//   2. allreduce of slice i among the ranks with local index i on every node (lane i)
+//   3. allgather of the slices in the node
+// Each byte crosses between nodes once per node as in `hierarchical`, but in L parallel
+// lanes of S/L each, and no rank handles more than its slice between nodes; the intra-node
+// phases are bandwidth-optimal (ring). Cost: intra-node 2(L-1)/L S per rank, the lanes'
+// algorithm on N ranks with S/L bytes.
+//
 // Example, allreduce, P = 6 on N = 2 nodes {0,1,2} {3,4,5}:
 //   phase          messages between nodes     messages inside nodes
 //   1 reduce       -                          1,2 -> 0 and 4,5 -> 3 (or shared memory)
@@ -43,6 +53,8 @@
 #include "registry.hpp"
 #include "ring.hpp"
 #include "shm.hpp"
+
+#include <algorithm>
 #include "topology.hpp"
 
 #include <stdexcept>
@@ -103,6 +115,57 @@ void hierarchical_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs&
     }
     // 3. Every leader hands the result to its node.
     if (node.size() > 1) shm_bcast(node, mem, BcastArgs{args.recvbuf, bytes, 0, args.segment_bytes});
+}
+
+void hierarchical_rs_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    const topo::Layout& layout = layout_of(net);
+    if (layout.min_ranks_per_node() != layout.max_ranks_per_node())
+        throw std::logic_error("hierarchical_rs needs the same number of ranks on every node");
+    const int r = net.rank();
+    const std::size_t es = args.op.elem_size;
+    if (args.count == 0) return;
+    const int L = layout.max_ranks_per_node();
+    const int i = layout.local_index(r);
+    const BlockPartition slices(args.count, L);
+    auto* data = static_cast<std::byte*>(args.recvbuf);
+    std::byte* mine = data + slices.begin(i) * es;
+    GroupTransport node(net, layout.node_ranks(layout.node_of(r)), net.node_shared_state());
+
+    // 1. The node's sum of slice i, at its place in recvbuf on local rank i.
+    if (L > 1) {
+        std::vector<std::size_t> counts(static_cast<std::size_t>(L));
+        for (int b = 0; b < L; ++b) counts[std::size_t(b)] = slices.length(b);
+        if (!args.in_place()) {
+            ring_reduce_scatter(node, mem, ReduceScatterArgs{args.sendbuf, mine, counts, args.op});
+        } else {
+            // In place the result lands at the start of recvbuf: move it to slice i's place
+            // through scratch (the two ranges may overlap).
+            ring_reduce_scatter(node, mem, ReduceScatterArgs{nullptr, data, counts, args.op});
+            if (i != 0 && slices.length(i) != 0) {
+                Scratch tmp = mem.scratch(slices.length(i) * es);
+                mem.copy(tmp.get(), data, slices.length(i) * es);
+                mem.copy(mine, tmp.get(), slices.length(i) * es);
+            }
+        }
+    } else if (!args.in_place()) {
+        mem.copy(data, args.sendbuf, args.count * es);
+    }
+    // 2. Lane i: the ranks with local index i, one per node, combine slice i.
+    if (layout.nodes() > 1 && slices.length(i) != 0) {
+        std::vector<int> lane;
+        for (int k = 0; k < layout.nodes(); ++k) lane.push_back(layout.node_ranks(k)[std::size_t(i)]);
+        GroupTransport lane_net(net, lane);
+        run_leaders<AllreduceFn>(args.leaders, &recursive_doubling_allreduce, lane_net, mem,
+                                 AllreduceArgs{nullptr, mine, slices.length(i), args.op, args.segment_bytes,
+                                               args.buffer_bytes});
+    }
+    // 3. Every rank gathers the node's slices.
+    if (L > 1) {
+        std::vector<std::size_t> bytes(static_cast<std::size_t>(L));
+        for (int b = 0; b < L; ++b) bytes[std::size_t(b)] = slices.length(b) * es;
+        shm_allgather(node, mem, AllgatherArgs{nullptr, data, bytes});
+    }
 }
 
 void hierarchical_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)

@@ -23,6 +23,7 @@ constexpr Needs kOneNode{.same_node = true};
 constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
+constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true, .equal_nodes = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -55,6 +56,10 @@ const std::array kAlgorithms = {
               "reduce in each node, allreduce among node leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes (S lg N by default)", kTopologyCommutative,
               AllreduceFn{&hierarchical_allreduce}},
+    Algorithm{"hierarchical_rs", Collective::allreduce,
+              "reduce-scatter in each node, allreduce of each slice across nodes, allgather in each node",
+              "intra-node 2(L-1)/L S (ring) + L lanes of the leaders' algorithm on N ranks with S/L each",
+              kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}},
     // reduce_scatter and reduce_scatter_block
     Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
               ReduceScatterFn{&ring_reduce_scatter}},
@@ -175,6 +180,10 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.power_of_two && (call.comm_size & (call.comm_size - 1)) != 0)
         return "the communicator size is not a power of two";
     if (algo.needs.topology && call.nodes == 0) return "it needs to know which ranks share a node, and the nodes are unknown";
+    if (algo.needs.equal_nodes &&
+        (call.nodes == 0 || call.ranks_per_node == 0 || call.nodes * call.ranks_per_node != call.comm_size))
+        return call.ranks_per_node == 0 ? "it needs every node to have the same number of ranks, and that is unknown"
+                                         : "it needs every node to have the same number of ranks";
     if (algo.needs.same_node && call.nodes != 1)
         return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
                                : "it needs every rank on one node";

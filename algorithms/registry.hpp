@@ -33,6 +33,7 @@ struct Needs {
     bool power_of_two = false;   // communicator size must be a power of two
     bool same_node = false;      // every rank on one node (shared memory)
     bool topology = false;       // the nodes must be known (hierarchical algorithms)
+    bool equal_nodes = false;    // every node the same number of ranks (and known)
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).
@@ -41,6 +42,7 @@ struct CallShape {
     std::size_t bytes; // the collective's message size (see message_bytes in entry.cpp)
     bool commutative;  // reductions; true otherwise
     int nodes = 0;     // nodes the communicator spans; 0: unknown
+    int ranks_per_node = 0; // the most ranks on one node; 0: unknown
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);

@@ -246,7 +246,7 @@ double bus_factor(Collective c, int ranks)
 constexpr std::size_t kBusBandwidthFrom = 64 * 1024; // smaller sizes are latency-bound
 
 struct Job {
-    int rank, size, nodes;
+    int rank, size, nodes, ranks_per_node;
     bool loom_loaded;
     double started; // MPI_Wtime at the start, for progress
     const Options* options;
@@ -311,7 +311,7 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
     for (const Contender& x : all)
-        if (!x.algorithm || (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes}) &&
+        if (!x.algorithm || (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes, job.ranks_per_node}) &&
                              !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);
     if (here.empty()) return std::vector<Result>{};
@@ -493,7 +493,8 @@ int main(int argc, char** argv)
 
     int status = 0;
     try {
-        const int nodes = bench::count_nodes(rank, size);
+        int ranks_per_node = 0;
+        const int nodes = bench::count_nodes(rank, size, &ranks_per_node);
         std::ofstream csv;
         if (rank == 0 && !o.csv.empty()) {
             csv.open(o.csv);
@@ -515,7 +516,7 @@ int main(int argc, char** argv)
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
-        const Job job{rank, size, nodes, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
+        const Job job{rank, size, nodes, ranks_per_node, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
         for (Collective c : o.collectives)
             if (!bench_collective(c, job)) {
                 status = 1;

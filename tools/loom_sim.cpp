@@ -125,16 +125,18 @@ Collective find_collective(const std::string& name)
     throw std::invalid_argument("no collective '" + name + "' (valid: " + valid + ")");
 }
 
-// `nodes`: how many nodes the simulated communicator spans (hierarchical algorithms need
-// it). The shared-memory family is left out of "all": loom-sim does not model shared memory.
-std::vector<const Algorithm*> pick_algorithms(Collective coll, const Options& o, int nodes)
+// `ppn`: ranks per node of the simulated placement (blocks of ppn ranks; hierarchical
+// algorithms need the nodes). The shared-memory family is left out of "all": loom-sim does not model shared memory.
+std::vector<const Algorithm*> pick_algorithms(Collective coll, const Options& o, int ppn)
 {
     std::vector<const Algorithm*> out;
     std::string valid;
     for (const Algorithm& a : all_algorithms()) {
         if (a.collective != coll) continue;
         valid += (valid.empty() ? "" : ", ") + std::string(a.name);
-        const bool can = !a.needs.same_node && !why_not(a, CallShape{o.ranks, 0, true, nodes}).has_value();
+        const int nodes = (o.ranks + ppn - 1) / ppn;
+        const bool can = !a.needs.same_node &&
+                         !why_not(a, CallShape{o.ranks, 0, true, nodes, std::min(ppn, o.ranks)}).has_value();
         if (a.name == o.algorithm && a.needs.same_node)
             throw std::invalid_argument(std::string(a.name) + " works through shared memory, which loom-sim does not model");
         if (o.algorithm == "all" ? can : a.name == o.algorithm) out.push_back(&a);
@@ -177,7 +179,7 @@ int main(int argc, char** argv)
         model = o.model_path.empty() ? flat_model(1e-6, 1e-10, 2e-10) : load_model(o.model_path);
         if (o.model_path.empty()) model.description = "built-in flat model: 1 us, 10 GB/s, reduction 5 GB/s, one rank per node";
         const int ppn = o.ppn > 0 ? o.ppn : std::max(1, model.ranks_per_node);
-        algorithms = pick_algorithms(coll, o, (o.ranks + ppn - 1) / ppn);
+        algorithms = pick_algorithms(coll, o, ppn);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "loom-sim: %s\n%s", e.what(), kUsage);
         return 2;

@@ -48,6 +48,9 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     // rules serve it instead of handing it on; entry.cpp, loom_choose.)
     if (expect == Expect::served && s.algorithm == "shm" && s.nodes > 1 && name.find("(uint8, wraps)") == std::string::npos)
         expect = Expect::declined;
+    if (expect == Expect::served && s.algorithm == "hierarchical_rs" && !s.equal_nodes &&
+        name.find("(uint8, wraps)") == std::string::npos)
+        expect = Expect::declined;
     const auto served0 = c.served(), declined0 = c.declined();
     call();
     ++cases;
@@ -75,7 +78,7 @@ bool needs_commutative(const std::string& collective, const std::string& algorit
         "reduce/halving_doubling", "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/pat",
         "reduce_scatter/", "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling",
         "reduce_scatter_block/pat", "reduce_scatter_block/", "allreduce/shm", "reduce/shm", "reduce_scatter_block/shm",
-        "allreduce/hierarchical", "reduce/hierarchical"};
+        "allreduce/hierarchical", "allreduce/hierarchical_rs", "reduce/hierarchical"};
     return commutative_only.count(collective + "/" + algorithm) != 0;
 }
 

@@ -26,6 +26,7 @@ struct Setting {
     int size;
     std::string algorithm; // "" = loom's own choice
     int nodes = 1;         // nodes the communicator spans: shm declines every call on several
+    bool equal_nodes = true; // every node the same number of ranks, else hierarchical_rs declines
 };
 
 // Counts cases and failures; checks loom's served/declined counters around each call. With

@@ -31,7 +31,7 @@ struct CollectiveChecks {
 };
 
 const std::vector<CollectiveChecks> kCollectives = {
-    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256", "shm", "hierarchical"},
+    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256", "shm", "hierarchical", "hierarchical_rs"},
      check::check_allreduce},
     {"reduce", {"", "binomial", "halving_doubling", "shm", "hierarchical"}, check::check_reduce},
     {"reduce_scatter_block", {"", "ring", "halving_doubling", "pat", "pat@256", "shm"}, check::check_reduce_scatter_block},
@@ -43,15 +43,18 @@ const std::vector<CollectiveChecks> kCollectives = {
     {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
 };
 
-// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks.
-int count_nodes(MPI_Comm comm)
+// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks, and the most
+// ranks on one of them.
+int count_nodes(MPI_Comm comm, int* most)
 {
     MPI_Comm local;
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    int local_rank = 0, nodes = 0;
+    int local_rank = 0, local_size = 0, nodes = 0;
     MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_size(local, &local_size);
     const int leader = local_rank == 0 ? 1 : 0;
     MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(&local_size, most, 1, MPI_INT, MPI_MAX, comm);
     MPI_Comm_free(&local);
     return nodes;
 }
@@ -93,14 +96,15 @@ int main(int argc, char** argv)
     int split_rank, split_size;
     MPI_Comm_rank(split, &split_rank);
     MPI_Comm_size(split, &split_size);
-    const int world_nodes = count_nodes(MPI_COMM_WORLD), split_nodes = count_nodes(split);
+    int world_most = 0, split_most = 0;
+    const int world_nodes = count_nodes(MPI_COMM_WORLD, &world_most), split_nodes = count_nodes(split, &split_most);
 
     for (const CollectiveChecks& c : kCollectives) {
         if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
         for (const std::string& forced : c.algorithms) {
             const std::string algorithm = force(c.name, forced);
-            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes});
-            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes});
+            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size});
+            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes, split_nodes * split_most == split_size});
         }
         force(c.name, "");
     }

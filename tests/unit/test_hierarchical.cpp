@@ -91,6 +91,54 @@ TEST_CASE("hierarchical allreduce on synthetic topologies", "[hierarchical]")
         }
 }
 
+TEST_CASE("hierarchical_rs allreduce on topologies with equal nodes", "[hierarchical]")
+{
+    const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_INT64);
+    for (const std::string& kind : {std::string("by_slot"), std::string("round_robin"), std::string("one_per_node"),
+                                    std::string("one_node")})
+        for (int P : {1, 2, 3, 4, 6, 7, 9, 12, 15, 33}) {
+            const auto layout = make_layout(kind, P);
+            if (layout->min_ranks_per_node() != layout->max_ranks_per_node()) continue;
+            for (const Algorithm* leaders : leader_choices(Collective::allreduce, layout->nodes(), true))
+                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(P) + 1, std::size_t(4099)})
+                    for (bool in_place : {false, true}) {
+                        INFO(kind << " P=" << P << " leaders=" << name_of(leaders) << " count=" << count
+                                  << " in_place=" << in_place);
+                        const auto inputs = all_inputs(P, count, typed_input<std::int64_t>());
+                        const Bytes expected = count == 0 ? Bytes{} : fold(op, inputs, count);
+                        std::vector<Bytes> results(static_cast<std::size_t>(P));
+                        run_ranks(P, [&](InprocTransport& net) {
+                            net.set_layout(layout.get());
+                            const int r = net.rank();
+                            Bytes out = in_place ? inputs[std::size_t(r)] : Bytes(inputs[std::size_t(r)].size());
+                            HostMemory mem;
+                            hierarchical_rs_allreduce(net, mem,
+                                                      AllreduceArgs{in_place ? nullptr : inputs[std::size_t(r)].data(),
+                                                                    out.data(), count, op, 0, 0, leaders});
+                            results[std::size_t(r)] = out;
+                        });
+                        for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
+                    }
+        }
+}
+
+TEST_CASE("hierarchical_rs needs the same number of ranks on every node", "[hierarchical]")
+{
+    const Algorithm* a = find_algorithm(Collective::allreduce, "hierarchical_rs");
+    REQUIRE(a != nullptr);
+    CHECK_FALSE(why_not(*a, CallShape{8, 64, true, 2, 4}).has_value());
+    CHECK(why_not(*a, CallShape{7, 64, true, 2, 4}).has_value()); // 4 + 3
+    CHECK(why_not(*a, CallShape{8, 64, true, 2, 0}).has_value()); // unknown
+    CHECK(why_not(*a, CallShape{8, 64, false, 2, 4}).has_value());
+    const auto uneven = make_layout("uneven", 6);
+    CHECK_THROWS(run_ranks(6, [&](InprocTransport& net) {
+        net.set_layout(uneven.get());
+        HostMemory mem;
+        std::int64_t x = 1;
+        hierarchical_rs_allreduce(net, mem, AllreduceArgs{nullptr, &x, 1, kernel(LOOM_OP_SUM, LOOM_TYPE_INT64)});
+    }));
+}
+
 TEST_CASE("hierarchical reduce on synthetic topologies, every root", "[hierarchical]")
 {
     const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE);

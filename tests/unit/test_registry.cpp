@@ -14,7 +14,7 @@ using namespace loom;
 
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
-    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical"}},
+    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical", "hierarchical_rs"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "shm"}},
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},

@@ -272,7 +272,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "t.rules:2:18: error: no allreduce algorithm 'ring_pipelind'; did you mean 'ring_pipelined'?"},
         {"allreduce * * scatter_allgather",
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, halving_doubling, "
-         "recursive_doubling, pat, binomial, shm, hierarchical, fallback)"},
+         "recursive_doubling, pat, binomial, shm, hierarchical, hierarchical_rs, fallback)"},
         {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, hierarchical, fallback)"},
         {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
         // missing columns

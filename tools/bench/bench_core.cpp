@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -57,7 +58,7 @@ long from_root(long value, int size)
     return mine;
 }
 
-int count_nodes(int rank, int size)
+int count_nodes(int rank, int size, int* max_per_node)
 {
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int length = 0;
@@ -65,12 +66,15 @@ int count_nodes(int rank, int size)
     std::vector<char> all(rank == 0 ? std::size_t(size) * MPI_MAX_PROCESSOR_NAME : 1);
     MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
                MPI_COMM_WORLD);
-    std::set<std::string> names;
+    std::map<std::string, int> names;
     if (rank == 0)
         for (int r = 0; r < size; ++r) {
             const char* p = all.data() + std::size_t(r) * MPI_MAX_PROCESSOR_NAME;
-            names.emplace(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
+            ++names[std::string(p, strnlen(p, MPI_MAX_PROCESSOR_NAME))];
         }
+    int most = 0;
+    for (const auto& [name, n] : names) most = std::max(most, n);
+    if (max_per_node != nullptr) *max_per_node = int(from_root(long(most), size));
     return int(from_root(long(names.size()), size));
 }
 

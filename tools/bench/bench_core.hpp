@@ -42,8 +42,9 @@ double max_over_ranks(double value, int rank, int size);
 long from_root(long value, int size);
 
 // How many nodes MPI_COMM_WORLD spans, known to every rank: the number of distinct
-// MPI_Get_processor_name values (gathered and sent back without a collective loom serves).
-int count_nodes(int rank, int size);
+// MPI_Get_processor_name values (gathered and sent back without a collective loom serves);
+// *max_per_node (if given) receives the most ranks any node has.
+int count_nodes(int rank, int size, int* max_per_node = nullptr);
 
 // An integer MPI control variable (e.g. btl_vader_eager_limit), or nothing if it is absent.
 std::optional<unsigned long long> read_cvar(const std::string& name);
