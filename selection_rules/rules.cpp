@@ -343,7 +343,8 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             const bool may_decline = algo != nullptr && ((algo->needs.commutative_op && a.commutative != true &&
                                                           b.commutative != true) ||
                                                          algo->needs.power_of_two ||
-                                                         (algo->needs.same_node && !b_one_node));
+                                                         (algo->needs.same_node && !b_one_node) ||
+                                                         algo->needs.topology || algo->needs.equal_nodes);
             if (may_decline) continue;
             out.push_back({Diagnostic::Severity::warning, std::string(file), b.line, 1,
                            "this rule can never match: line " + std::to_string(a.line) + " matches every call it would"});

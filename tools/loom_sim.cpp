@@ -1,7 +1,7 @@
 // loom-sim: loom's real algorithms on a simulated cluster of up to tens of thousands of ranks.
 //
-//   loom-sim COLLECTIVE [--algorithm NAME|all] --ranks P [--ppn K] (--bytes B[,B...] | --sweep LO:HI)
-//            [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]
+//   loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]
+//            (--bytes B[,B...] | --sweep LO:HI) [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]
 //            [--csv FILE] [--emit-rules FILE] [--jobs N] [--quiet]
 //
 // Prints, per message size and algorithm, the predicted time, messages and bytes sent per
@@ -14,6 +14,7 @@
 #include "size_text.hpp"
 #include "sweep.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -31,12 +32,14 @@ using loom::tools::parse_size;
 namespace {
 
 const char* const kUsage =
-    "usage: loom-sim COLLECTIVE [--algorithm NAME|all] --ranks P [--ppn K] (--bytes B[,B...] | --sweep LO:HI)\n"
+    "usage: loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]\n"
+    "                (--bytes B[,B...] | --sweep LO:HI)\n"
     "                [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]\n"
     "                [--csv FILE] [--emit-rules FILE] [--jobs N] [--quiet]\n";
 
 struct Options {
     std::string collective, algorithm = "all", model_path, csv, rules;
+    std::vector<std::string> except; // with --algorithm all: left out
     int ranks = 0, ppn = 0, root = 0, jobs = 0;
     std::vector<std::size_t> sizes;
     std::size_t segment = 0, buffer = 0, elem = 1;
@@ -71,6 +74,14 @@ Options parse(int argc, char** argv)
             return argv[++i];
         };
         if (a == "--algorithm") o.algorithm = value();
+        else if (a == "--except") {
+            const std::string list = value();
+            for (std::size_t at = 0; at <= list.size();) {
+                const std::size_t comma = std::min(list.find(',', at), list.size());
+                if (comma > at) o.except.push_back(list.substr(at, comma - at));
+                at = comma + 1;
+            }
+        }
         else if (a == "--ranks") o.ranks = parse_int("--ranks", value(), 1, 1 << 20);
         else if (a == "--ppn") o.ppn = parse_int("--ppn", value(), 1, 1 << 20);
         else if (a == "--root") o.root = parse_int("--root", value(), 0, 1 << 20);
@@ -135,7 +146,8 @@ std::vector<const Algorithm*> pick_algorithms(Collective coll, const Options& o,
         if (a.collective != coll) continue;
         valid += (valid.empty() ? "" : ", ") + std::string(a.name);
         const int nodes = (o.ranks + ppn - 1) / ppn;
-        const bool can = !a.needs.same_node &&
+        const bool left_out = std::find(o.except.begin(), o.except.end(), std::string(a.name)) != o.except.end();
+        const bool can = !a.needs.same_node && !left_out &&
                          !why_not(a, CallShape{o.ranks, 0, true, nodes, std::min(ppn, o.ranks)}).has_value();
         if (a.name == o.algorithm && a.needs.same_node)
             throw std::invalid_argument(std::string(a.name) + " works through shared memory, which loom-sim does not model");

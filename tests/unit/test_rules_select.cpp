@@ -363,7 +363,7 @@ TEST_CASE("rules: the defaults decide every call, order-preserving when the op i
                 if (r->algorithm != kFallback) {
                     const Algorithm* a = find_algorithm(coll, r->algorithm);
                     REQUIRE(a != nullptr);
-                    CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes}));
+                    CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes, x.ranks_per_node}));
                 }
 
                 x.commutative = false;
