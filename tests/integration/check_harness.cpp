@@ -42,15 +42,11 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
                  const std::function<void()>& call)
 {
     auto& c = counters_of(collective);
-    // shm works on one node only: across nodes a forced shm call is handed on (and its result
-    // still checked).
-    // (A SUM of 8-bit integers is the exception: Open MPI's kernel saturates it, so loom's
-    // rules serve it instead of handing it on; entry.cpp, loom_choose.)
-    if (expect == Expect::served && s.algorithm == "shm" && s.nodes > 1 && name.find("(uint8, wraps)") == std::string::npos)
-        expect = Expect::declined;
-    if (expect == Expect::served && s.algorithm == "hierarchical_rs" && !s.equal_nodes &&
-        name.find("(uint8, wraps)") == std::string::npos)
-        expect = Expect::declined;
+    // A forced algorithm that cannot serve the communicator hands the call on (its result is
+    // still checked): shm across nodes, hierarchical_rs on nodes of unequal size.
+    const bool cannot_serve = (s.algorithm == "shm" && s.nodes > 1) || (s.algorithm == "hierarchical_rs" && !s.equal_nodes);
+    if (expect == Expect::served && cannot_serve) expect = Expect::declined;
+    if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();
     call();
     ++cases;

@@ -17,7 +17,10 @@ namespace check {
 
 // What must happen to one call: loom serves it, loom declines it (the fallback serves it),
 // or nobody sees it (Open MPI's MPI layer returns early, e.g. for a count of 0).
-enum class Expect { served, declined, untouched };
+// kept: served even by a forced algorithm that cannot serve it, because loom never hands
+// such a call to Open MPI (a SUM of 8- or 16-bit integers, which Open MPI's kernel saturates:
+// loom's rules serve it instead; entry.cpp, loom_choose).
+enum class Expect { served, declined, untouched, kept };
 
 // The communicator and forced algorithm a group of checks runs with.
 struct Setting {

@@ -3,6 +3,7 @@
 #include "check_harness.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 namespace check {
 
@@ -50,7 +51,10 @@ void allreduce_predefined(const Setting& s, const std::vector<OpCase>& ops)
                 std::vector<T> send(static_cast<std::size_t>(count)), recv(std::size_t(count), T(77));
                 for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<T>(op.op, s.rank, i);
                 const std::string name = describe("", op, sizeof(T), count, in_place);
-                expect_call(s, "allreduce", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                // loom keeps 8- and 16-bit integer sums from Open MPI (its kernel saturates them).
+                const bool kept = std::is_integral_v<T> && sizeof(T) <= 2 && op.op == MPI_SUM;
+                const Expect expect = count == 0 ? Expect::untouched : kept ? Expect::kept : Expect::served;
+                expect_call(s, "allreduce", expect, name, [&] {
                     if (in_place) MPI_Allreduce(MPI_IN_PLACE, send.data(), count, mpi_type<T>(), op.op, s.comm);
                     else MPI_Allreduce(send.data(), recv.data(), count, mpi_type<T>(), op.op, s.comm);
                 });
