@@ -206,6 +206,10 @@ void loom_dense_fini(loom_dense_t *d);
 /* The datatype's size in bytes (its data, without holes). */
 size_t loom_type_size(struct ompi_datatype_t *dtype);
 
+/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the buffer
+ * pointer (no holes, no gaps between instances). */
+int loom_dense_instances(struct ompi_datatype_t *dtype);
+
 /* Pack count x dtype from buf into out (count x size bytes), and back. */
 int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out);
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype);

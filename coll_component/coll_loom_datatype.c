@@ -118,9 +118,7 @@ static void ompi_reduce_adapter(const void *in, void *inout, size_t count, void 
     ompi_op_reduce(plan->op, (void *) in, inout, count, plan->dtype);
 }
 
-/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the
- * buffer pointer (no holes, no gaps between instances). */
-static int dense_instances(struct ompi_datatype_t *dtype)
+int loom_dense_instances(struct ompi_datatype_t *dtype)
 {
     ptrdiff_t true_lb, true_extent, lb, extent;
     size_t size;
@@ -196,7 +194,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
     plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
     plan->reduction.fn = ompi_reduce_adapter;
     plan->reduction.ctx = plan;
-    plan->staged = !dense_instances(dtype);
+    plan->staged = !loom_dense_instances(dtype);
     return 1;
 }
 
@@ -263,7 +261,7 @@ int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_
 {
     d->bytes = count * loom_type_size(dtype);
     d->scratch = NULL;
-    if (count <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : dense_instances(dtype)) {
+    if (count <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : loom_dense_instances(dtype)) {
         ptrdiff_t true_lb, true_extent;
         ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
         d->data = (char *) buf + true_lb;

@@ -11,19 +11,6 @@
 /* 1 while a collective runs on host copies of device buffers (a thread's calls nest once). */
 static _Thread_local int on_copies;
 
-/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the buffer
- * pointer (what the algorithms and the staging copies need). */
-static int dense(struct ompi_datatype_t *dtype)
-{
-    ptrdiff_t true_lb, true_extent, lb, extent;
-    size_t size;
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    ompi_datatype_type_size(dtype, &size);
-    return ompi_datatype_is_contiguous_memory_layout(dtype, 2) && 0 == true_lb &&
-           (size_t) extent == size;
-}
-
 static int is_buffer(const void *p) { return NULL != p && MPI_IN_PLACE != p; }
 
 loom_dev_mode_t loom_device_mode(const void *a, struct ompi_datatype_t *ta, const void *b,
@@ -36,7 +23,8 @@ loom_dev_mode_t loom_device_mode(const void *a, struct ompi_datatype_t *ta, cons
     const char *why;
     if (NULL == loom_device_copier(&why)) return LOOM_DEV_HAND_ON;
     /* A type whose buffer is MPI_IN_PLACE is ignored (MPI lets it be anything). */
-    if ((is_buffer(a) && NULL != ta && !dense(ta)) || (is_buffer(b) && NULL != tb && !dense(tb)))
+    if ((is_buffer(a) && NULL != ta && !loom_dense_instances(ta)) ||
+        (is_buffer(b) && NULL != tb && !loom_dense_instances(tb)))
         return LOOM_DEV_COPIES;
     return LOOM_DEV_DIRECT;
 }
