@@ -11,8 +11,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace loom;
@@ -62,63 +64,57 @@ std::string name_of(const Algorithm* a) { return a == nullptr ? "default" : std:
 
 } // namespace
 
+namespace {
+
+// Runs allreduce algorithm `fn` on `layout` with every leaders' algorithm, the counts given,
+// in place and not, and checks every rank's result against the sequential sum.
+template <class T>
+void check_allreduce_on(AllreduceFn fn, const std::string& kind, const topo::Layout& layout,
+                        std::initializer_list<std::size_t> counts)
+{
+    const Reduction op = kernel(LOOM_OP_SUM, std::is_same_v<T, std::int32_t> ? LOOM_TYPE_INT32 : LOOM_TYPE_INT64);
+    const int P = layout.ranks();
+    for (const Algorithm* leaders : leader_choices(Collective::allreduce, layout.nodes(), true))
+        for (std::size_t count : counts)
+            for (bool in_place : {false, true}) {
+                INFO(kind << " P=" << P << " leaders=" << name_of(leaders) << " count=" << count
+                          << " in_place=" << in_place);
+                const auto inputs = all_inputs(P, count, typed_input<T>());
+                const Bytes expected = count == 0 ? Bytes{} : fold(op, inputs, count);
+                std::vector<Bytes> results(static_cast<std::size_t>(P));
+                run_ranks(P, [&](InprocTransport& net) {
+                    net.set_layout(&layout);
+                    const int r = net.rank();
+                    Bytes out = in_place ? inputs[std::size_t(r)] : Bytes(inputs[std::size_t(r)].size());
+                    HostMemory mem;
+                    fn(net, mem,
+                       AllreduceArgs{in_place ? nullptr : inputs[std::size_t(r)].data(), out.data(), count, op, 0, 0,
+                                     leaders});
+                    results[std::size_t(r)] = out;
+                });
+                for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
+            }
+}
+
+} // namespace
+
 TEST_CASE("hierarchical allreduce on synthetic topologies", "[hierarchical]")
 {
-    const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
     for (const std::string& kind : kPlacements)
-        for (int P : kSizes) {
-            const auto layout = make_layout(kind, P);
-            for (const Algorithm* leaders : leader_choices(Collective::allreduce, layout->nodes(), true))
-                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(P) + 1, std::size_t(4099)})
-                    for (bool in_place : {false, true}) {
-                        INFO(kind << " P=" << P << " leaders=" << name_of(leaders) << " count=" << count
-                                  << " in_place=" << in_place);
-                        const auto inputs = all_inputs(P, count, typed_input<std::int32_t>());
-                        const Bytes expected = count == 0 ? Bytes{} : fold(op, inputs, count);
-                        std::vector<Bytes> results(static_cast<std::size_t>(P));
-                        run_ranks(P, [&](InprocTransport& net) {
-                            net.set_layout(layout.get());
-                            const int r = net.rank();
-                            Bytes out = in_place ? inputs[std::size_t(r)] : Bytes(inputs[std::size_t(r)].size());
-                            HostMemory mem;
-                            hierarchical_allreduce(net, mem,
-                                                   AllreduceArgs{in_place ? nullptr : inputs[std::size_t(r)].data(),
-                                                                 out.data(), count, op, 0, 0, leaders});
-                            results[std::size_t(r)] = out;
-                        });
-                        for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
-                    }
-        }
+        for (int P : kSizes)
+            check_allreduce_on<std::int32_t>(&hierarchical_allreduce, kind, *make_layout(kind, P),
+                                             {0, 1, std::size_t(P) + 1, 4099});
 }
 
 TEST_CASE("hierarchical_rs allreduce on topologies with equal nodes", "[hierarchical]")
 {
-    const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_INT64);
     for (const std::string& kind : {std::string("by_slot"), std::string("round_robin"), std::string("one_per_node"),
                                     std::string("one_node")})
         for (int P : {1, 2, 3, 4, 6, 7, 9, 12, 15, 33}) {
             const auto layout = make_layout(kind, P);
             if (layout->min_ranks_per_node() != layout->max_ranks_per_node()) continue;
-            for (const Algorithm* leaders : leader_choices(Collective::allreduce, layout->nodes(), true))
-                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(P) + 1, std::size_t(4099)})
-                    for (bool in_place : {false, true}) {
-                        INFO(kind << " P=" << P << " leaders=" << name_of(leaders) << " count=" << count
-                                  << " in_place=" << in_place);
-                        const auto inputs = all_inputs(P, count, typed_input<std::int64_t>());
-                        const Bytes expected = count == 0 ? Bytes{} : fold(op, inputs, count);
-                        std::vector<Bytes> results(static_cast<std::size_t>(P));
-                        run_ranks(P, [&](InprocTransport& net) {
-                            net.set_layout(layout.get());
-                            const int r = net.rank();
-                            Bytes out = in_place ? inputs[std::size_t(r)] : Bytes(inputs[std::size_t(r)].size());
-                            HostMemory mem;
-                            hierarchical_rs_allreduce(net, mem,
-                                                      AllreduceArgs{in_place ? nullptr : inputs[std::size_t(r)].data(),
-                                                                    out.data(), count, op, 0, 0, leaders});
-                            results[std::size_t(r)] = out;
-                        });
-                        for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
-                    }
+            check_allreduce_on<std::int64_t>(&hierarchical_rs_allreduce, kind, *layout,
+                                             {0, 1, 2, std::size_t(P) + 1, 4099});
         }
 }
 
