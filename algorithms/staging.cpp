@@ -178,6 +178,15 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         HostMemory mem;
         run_call(algorithm, net, mem, c);
     };
+    // The call on segment i of a blocked collective: piece i of every block, in place on the slot.
+    auto run_pieces_in_place = [&](const Pieces& pieces, std::size_t i, std::byte* slot) {
+        const std::vector<std::size_t> counts = pieces.lengths(i);
+        loom_call_t c = host_call(call);
+        c.sbuf = nullptr;
+        c.rbuf = slot;
+        c.counts = counts.data();
+        run_host(c);
+    };
     switch (algorithm.collective) {
     case Collective::allreduce: {
         const std::size_t elem = call.op.elem_size;
@@ -237,14 +246,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
                     packed += pieces.length(i, b);
                 }
             },
-            [&](std::size_t i, std::byte* slot) {
-                const std::vector<std::size_t> counts = pieces.lengths(i);
-                loom_call_t c = host_call(call);
-                c.sbuf = nullptr;
-                c.rbuf = slot;
-                c.counts = counts.data();
-                run_host(c);
-            },
+            [&](std::size_t i, std::byte* slot) { run_pieces_in_place(pieces, i, slot); },
             [&](std::size_t i, std::byte* slot, const PostCopy& post) {
                 post(dst + pieces.offset(i, rank) * elem, slot, pieces.length(i, rank) * elem);
             });
@@ -265,14 +267,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
                 for (int b = 0; b < rank; ++b) packed += pieces.length(i, b);
                 post(slot + packed, own + pieces.offset(i, rank), pieces.length(i, rank));
             },
-            [&](std::size_t i, std::byte* slot) {
-                const std::vector<std::size_t> counts = pieces.lengths(i);
-                loom_call_t c = host_call(call);
-                c.sbuf = nullptr;
-                c.rbuf = slot;
-                c.counts = counts.data();
-                run_host(c);
-            },
+            [&](std::size_t i, std::byte* slot) { run_pieces_in_place(pieces, i, slot); },
             [&](std::size_t i, std::byte* slot, const PostCopy& post) {
                 std::size_t packed = 0;
                 for (int b = 0; b < P; ++b) {
