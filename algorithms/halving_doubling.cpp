@@ -50,8 +50,9 @@
 // butterfly, not of the ranks). Reduce-scatter halves by ranks, not by bytes: with very
 // uneven counts the halves, and so the steps, are uneven too. Every range is reduced once, on one rank, and then copied,
 // so all ranks get bit-identical results. Memory: allreduce at most S/2 of scratch (S in
-// place on a fold keeper); reduce-scatter out of place S + S/2 (in place S/2, plus one block
-// to move the result to the front when it overlaps); reduce S + S/2 off the root.
+// place on a fold keeper); reduce-scatter S + S/2, in place as out of place (in place the
+// input in recvbuf is only read: MPI defines just the first counts[rank] elements as output);
+// reduce S + S/2 off the root.
 #include "halving_doubling.hpp"
 
 #include <vector>
@@ -81,19 +82,6 @@ struct Fold {
     // The first block (of P rank blocks) that newrank j covers; first_block(p2) = P.
     int first_block(int j) const { return j < r ? 2 * j : j + r; }
 };
-
-// Moves `bytes` bytes at buf + from to the start of buf (the ranges may overlap).
-void move_to_front(MemoryOps& mem, std::byte* buf, std::size_t from, std::size_t bytes)
-{
-    if (from == 0 || bytes == 0) return;
-    if (from >= bytes) {
-        mem.copy(buf, buf + from, bytes);
-        return;
-    }
-    Scratch bounce = mem.scratch(bytes);
-    mem.copy(bounce.get(), buf + from, bytes);
-    mem.copy(buf, bounce.get(), bytes);
-}
 
 // The fold and the recursive-halving reduce-scatter shared by all three collectives.
 // bound[j], j = 0..p2, is the element offset of newrank j's range (bound[p2] = the total).
@@ -202,12 +190,14 @@ void halving_doubling_reduce_scatter(Transport& net, MemoryOps& mem, const Reduc
     const int rank = net.rank();
     const std::size_t es = args.op.elem_size;
     auto* out = static_cast<std::byte*>(args.recvbuf);
-    const auto* input = args.in_place() ? nullptr : static_cast<const std::byte*>(args.sendbuf);
+    // In place recvbuf holds the whole input, and MPI defines only its first counts[rank]
+    // elements as output: the input is read where it is and never written.
+    const auto* input = args.in_place() ? out : static_cast<const std::byte*>(args.sendbuf);
     const BlockOffsets blocks(args.counts);
     const std::size_t own_at = blocks.begin(rank) * es, own_bytes = blocks.length(rank) * es;
 
     if (P == 1) {
-        if (input != nullptr) mem.copy(out, input, own_bytes);
+        if (!args.in_place()) mem.copy(out, input, own_bytes);
         return;
     }
     if (blocks.total() == 0) return;
@@ -216,14 +206,10 @@ void halving_doubling_reduce_scatter(Transport& net, MemoryOps& mem, const Reduc
     std::vector<std::size_t> bound(std::size_t(f.p2) + 1);
     for (int j = 0; j <= f.p2; ++j) bound[std::size_t(j)] = blocks.begin(f.first_block(j));
 
-    // In place the buffer holds the whole input and is reduced where it is; out of place the
-    // partial results live in scratch (a rank that sits out needs none).
+    // The partial results live in scratch (a rank that sits out needs none).
     Scratch work(nullptr, nullptr);
-    std::byte* acc = out;
-    if (input != nullptr) {
-        if (f.newrank(rank) >= 0) work = mem.scratch(blocks.total() * es);
-        acc = work.get();
-    }
+    if (f.newrank(rank) >= 0) work = mem.scratch(blocks.total() * es);
+    std::byte* acc = work.get();
 
     const int nr = fold_and_halve(net, mem, args.op, f, bound, input, acc);
     if (nr < 0) { // sat out: the keeper sends our block
@@ -235,10 +221,9 @@ void halving_doubling_reduce_scatter(Transport& net, MemoryOps& mem, const Reduc
         const int partner = rank ^ 1;
         if (blocks.length(partner) != 0)
             net.post_send(partner, acc + blocks.begin(partner) * es, blocks.length(partner) * es);
-        net.wait_all(); // before moving our block over the one being sent
+        net.wait_all();
     }
-    if (input != nullptr) mem.copy(out, acc + own_at, own_bytes);
-    else move_to_front(mem, out, own_at, own_bytes);
+    mem.copy(out, acc + own_at, own_bytes);
 }
 
 void halving_doubling_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)

@@ -74,9 +74,11 @@
 // allgather 2 M b <= 2 A b <= B of staging (none when A = 1: blocks go straight from and to
 // the result buffer); reduce-scatter (ceil(n/D) - 1 + 2 M) b <= (3A - 1) b <= B (the
 // accumulators but acc[0], which lives in the result buffer, then send and receive staging;
-// with A = 1 one piece of receive staging: sends go straight from the input). In place, the
-// reduce-scatter moves its result to the front through a bounce of at most min(B, b), after
-// that scratch was freed. Plus O(n) offsets; never anything proportional to n x b.
+// with A = 1 one piece of receive staging: sends go straight from the input). In place, a
+// rank whose block is not the first also needs its own block b of scratch for acc[0]: MPI
+// defines only the first counts[x] elements of recvbuf as output, and the rest, the input the
+// schedule still reads, must be left as it was. Plus O(n) offsets; never anything
+// proportional to n x b.
 #include "pat.hpp"
 
 #include <algorithm>
@@ -114,29 +116,6 @@ std::size_t largest_count(const PatPlan& plan)
 std::size_t effective_buffer(std::size_t buffer_bytes)
 {
     return buffer_bytes != 0 ? buffer_bytes : kPatDefaultBufferBytes;
-}
-
-// Moves `bytes` bytes from src down to dst < src (the ranges may overlap) in forward chunks:
-// a chunk of at most src - dst bytes never overlaps its destination; larger chunks go through
-// a bounce buffer of at most `buffer` bytes (a chunk's destination then ends before its
-// source does, so it overwrites only bytes already read).
-void move_down(MemoryOps& mem, std::byte* dst, const std::byte* src, std::size_t bytes, std::size_t buffer)
-{
-    const auto gap = std::size_t(src - dst);
-    if (gap == 0 || bytes == 0) return;
-    if (gap >= bytes) return mem.copy(dst, src, bytes);
-    const std::size_t chunk = std::max(gap, std::min(buffer, bytes));
-    Scratch bounce(nullptr, nullptr);
-    if (chunk > gap) bounce = mem.scratch(chunk);
-    for (std::size_t off = 0; off < bytes; off += chunk) {
-        const std::size_t len = std::min(chunk, bytes - off);
-        if (bounce) {
-            mem.copy(bounce.get(), src + off, len);
-            mem.copy(dst + off, bounce.get(), len);
-        } else {
-            mem.copy(dst + off, src + off, len);
-        }
-    }
 }
 
 // The reduce-scatter schedule. `input` holds the n blocks (element offsets `blocks`),
@@ -320,10 +299,19 @@ void pat_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs&
     auto* data = static_cast<std::byte*>(args.recvbuf);
     const std::size_t own_bytes = blocks.length(x) * es;
     const std::size_t buffer = effective_buffer(args.buffer_bytes);
-    if (args.in_place()) { // acc[0] is the own block inside the input; moved to the front last
-        std::byte* own = data + blocks.begin(x) * es;
-        reduce_scatter_core(net, mem, args.op, blocks, data, own, buffer);
-        move_down(mem, data, own, own_bytes, buffer);
+    if (args.in_place()) {
+        // MPI defines only the first counts[x] elements of recvbuf as output; the rest keeps
+        // the input. The own block's partial sums live where the result goes when the block
+        // is first (nothing else is written), else in one block of scratch copied there last.
+        std::byte* own_in = data + blocks.begin(x) * es;
+        if (blocks.begin(x) == 0) {
+            reduce_scatter_core(net, mem, args.op, blocks, data, data, buffer);
+        } else {
+            Scratch own = mem.scratch(own_bytes);
+            mem.copy(own.get(), own_in, own_bytes);
+            reduce_scatter_core(net, mem, args.op, blocks, data, own.get(), buffer);
+            mem.copy(data, own.get(), own_bytes);
+        }
     } else {
         const auto* input = static_cast<const std::byte*>(args.sendbuf);
         mem.copy(data, input + blocks.begin(x) * es, own_bytes);

@@ -272,9 +272,12 @@ void ring_step(Transport& net, const RingOrder& ring, const std::byte* send_from
 //
 // Cost: P - 1 steps; rank r sends every block but its own, (sum(counts) - counts[r])
 // elements, (P - 1)/P x S on average, and reduces as many. Limits: commutative op (block i
-// is reduced in the rank order i+1, i+2, ..., i). Memory: one block (the largest) of
-// scratch in place, two out of place (recvbuf only has room for the result, so partial
-// sums alternate between two blocks: one is sent while the next arrives in the other).
+// is reduced in the rank order i+1, i+2, ..., i). Memory: two blocks (the largest) of
+// scratch: recvbuf only has room for the result, so partial sums alternate between two
+// blocks, one sent while the next arrives in the other (one block at P = 2 in place, none out
+// of place). In place the input stays untouched: MPI defines only the first counts[r]
+// elements of recvbuf as output, so the rest must keep the input, and the result is written
+// there once, after the last step.
 void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
     const int P = net.size();
@@ -293,38 +296,24 @@ void ring_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs
 
     std::size_t largest = 0;
     for (int b = 0; b < P; ++b) largest = std::max(largest, blocks.length(b));
-    const std::size_t slots = args.in_place() ? 1 : P > 2 ? 2 : 0;
+    const std::size_t slots = P > 2 ? 2 : args.in_place() ? 1 : 0;
     Scratch scratch(nullptr, nullptr);
     if (slots != 0 && largest != 0) scratch = mem.scratch(slots * largest * es);
     auto slot = [&](int s) { return scratch.get() + std::size_t(s % 2) * largest * es; };
-    auto reduce = [&](const std::byte* in, std::byte* inout, std::size_t n) {
-        if (n != 0) mem.reduce(args.op, in, inout, n);
-    };
 
     for (int step = 0; step < P - 1; ++step) {
         const int send_block = ring.rank_at(p - step - 1);
         const int recv_block = ring.rank_at(p - step - 2);
         const bool last = step == P - 2;
         const std::size_t n = blocks.length(recv_block);
-        const std::size_t send_bytes = blocks.length(send_block) * es;
-        if (args.in_place()) {
-            // recvbuf holds the whole input: partial sums are reduced into it block by block.
-            ring_step(net, ring, out + blocks.begin(send_block) * es, send_bytes, slot(0), n * es);
-            if (!last || blocks.begin(r) == 0) {
-                reduce(slot(0), out + blocks.begin(recv_block) * es, n);
-            } else {
-                // The result goes to the start of recvbuf, which may overlap block r:
-                // reduce in scratch, then copy.
-                reduce(out + blocks.begin(r) * es, slot(0), n);
-                mem.copy(out, slot(0), n * es);
-            }
-        } else {
-            const std::byte* from = step == 0 ? input + blocks.begin(send_block) * es : slot(step - 1);
-            std::byte* into = last ? out : slot(step);
-            ring_step(net, ring, from, send_bytes, into, n * es);
-            reduce(input + blocks.begin(recv_block) * es, into, n);
-        }
+        const std::byte* from = step == 0 ? input + blocks.begin(send_block) * es : slot(step - 1);
+        // Out of place the last partial sum arrives in the result itself.
+        std::byte* into = last && !args.in_place() ? out : slot(step);
+        ring_step(net, ring, from, blocks.length(send_block) * es, into, n * es);
+        if (n != 0) mem.reduce(args.op, input + blocks.begin(recv_block) * es, into, n);
     }
+    // The last block received is our own (recv_block of step P - 2 is r).
+    if (args.in_place() && blocks.length(r) != 0) mem.copy(out, slot(P - 2), blocks.length(r) * es);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -65,12 +65,14 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, const R
     const auto inputs = all_inputs(P, total, make);
     const Bytes full = fold(op, inputs, total);
     std::vector<Bytes> results(static_cast<std::size_t>(P));
+    std::vector<int> tail_ok(std::size_t(P), 1);
     run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         Bytes send = inputs[std::size_t(r)], recv(counts[std::size_t(r)] * es, std::byte{0x5a});
         HostMemory mem;
         if (in_place) {
             halving_doubling_reduce_scatter(net, mem, ReduceScatterArgs{nullptr, send.data(), counts, op});
+            tail_ok[std::size_t(r)] = tail_intact(send, inputs[std::size_t(r)], counts[std::size_t(r)] * es);
             send.resize(counts[std::size_t(r)] * es);
             results[std::size_t(r)] = send;
         } else {
@@ -83,6 +85,7 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, const R
                   << " in_place=" << in_place);
         const auto first = full.begin() + std::ptrdiff_t(blocks.begin(r) * es);
         REQUIRE(results[std::size_t(r)] == Bytes(first, first + std::ptrdiff_t(blocks.length(r) * es)));
+        REQUIRE(tail_ok[std::size_t(r)]);
     }
 }
 

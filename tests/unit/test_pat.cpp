@@ -67,8 +67,10 @@ Traffic run_counted(int n, Body body)
 
 // The traffic of a run with equal blocks of `block` bytes under `plan`: every message at most
 // the buffer, (nonempty steps) x (pieces per block) messages and n - 1 blocks per rank, and
-// the peak scratch within the buffer.
-void check_traffic(const Traffic& t, const PatPlan& plan, std::size_t block, std::size_t buffer)
+// the peak scratch within the buffer, plus `result_scratch` on the ranks whose block is not
+// first (an in-place reduce-scatter keeps their result apart from the input it still reads).
+void check_traffic(const Traffic& t, const PatPlan& plan, std::size_t block, std::size_t buffer,
+                   std::size_t result_scratch = 0)
 {
     const int n = int(t.peak.size());
     const std::size_t pieces =
@@ -78,7 +80,7 @@ void check_traffic(const Traffic& t, const PatPlan& plan, std::size_t block, std
         CHECK(t.stats.messages_sent[std::size_t(r)] == std::size_t(nonempty_steps(plan)) * pieces);
         CHECK(t.stats.bytes_sent[std::size_t(r)] == std::size_t(n - 1) * block);
         for (const auto& m : t.sent[std::size_t(r)]) CHECK(m.bytes <= buffer);
-        CHECK(t.peak[std::size_t(r)] <= buffer);
+        CHECK(t.peak[std::size_t(r)] <= buffer + (r > 0 ? result_scratch : 0));
     }
 }
 
@@ -128,6 +130,7 @@ Traffic check_reduce_scatter(const std::vector<std::size_t>& counts, const Reduc
         Bytes send = inputs[r], recv(counts[r] * es, std::byte{0x5a});
         if (in_place) {
             pat_reduce_scatter(net, mem, ReduceScatterArgs{nullptr, send.data(), counts, op, buffer});
+            input_changed[r] = !tail_intact(send, inputs[r], counts[r] * es);
             send.resize(counts[r] * es);
             results[r] = send;
         } else {
@@ -322,7 +325,7 @@ TEST_CASE("pat reduce_scatter: every n 1..130, every aggregation, uniform and un
             if (both_shapes(n) || n % 2 == 0)
                 for (bool in_place : placements(n, variant))
                     check_traffic(check_reduce_scatter(uniform, kSum, typed_input<std::int32_t>(), buffer, in_place),
-                                  plan, c * 4, buffer);
+                                  plan, c * 4, buffer, in_place ? c * 4 : 0);
             // Uneven counts (reduce_scatter), zeros included: a BlockPartition with fewer
             // elements than ranks on small n, irregular blocks otherwise.
             std::vector<std::size_t> counts = irregular(n, c + 3, std::size_t(A));
@@ -392,7 +395,7 @@ TEST_CASE("pat: blocks larger than the buffer travel in pieces; scratch stays wi
                     check_traffic(check_allgather(bytes, buffer, in_place), pat_plan(n, block, buffer, 2), block,
                                   buffer);
                     check_traffic(check_reduce_scatter(counts, kSum, typed_input<std::int32_t>(), buffer, in_place),
-                                  pat_plan(n, block, buffer, 3), block, buffer);
+                                  pat_plan(n, block, buffer, 3), block, buffer, in_place ? block : 0);
                     const Traffic t =
                         check_allreduce(n, total_bytes / 4, kSum, typed_input<std::int32_t>(), buffer, in_place);
                     for (int r = 0; r < n; ++r) {

@@ -144,6 +144,7 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, loom_op
     const Bytes expected = fold(op, inputs, total);
 
     std::vector<Bytes> results(static_cast<std::size_t>(P));
+    std::vector<int> tail_ok(std::size_t(P), 1);
     auto stats = run_ranks(P, [&](InprocTransport& inproc) {
         Transport& net = inproc;
         const int r = net.rank();
@@ -152,6 +153,7 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, loom_op
         HostMemory mem;
         if (in_place) {
             ring_reduce_scatter(net, mem, ReduceScatterArgs{nullptr, send.data(), counts, op});
+            tail_ok[std::size_t(r)] = tail_intact(send, inputs[std::size_t(r)], recv.size());
             send.resize(recv.size());
             results[std::size_t(r)] = send;
         } else {
@@ -164,6 +166,7 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, loom_op
                   << " in_place=" << in_place);
         const auto first = expected.begin() + std::ptrdiff_t(offsets.begin(r) * es);
         REQUIRE(results[std::size_t(r)] == Bytes(first, first + std::ptrdiff_t(offsets.length(r) * es)));
+        REQUIRE(tail_ok[std::size_t(r)]);
         // P - 1 steps; rank r sends every non-empty block but its own.
         std::size_t messages = 0;
         for (int b = 0; b < P; ++b) messages += b != r && counts[std::size_t(b)] != 0;

@@ -95,6 +95,7 @@ RunStats run_all(int P, std::size_t count)
         shm_reduce_scatter_block(net, mem, ReduceScatterArgs{nullptr, rs.data(), counts, sum});
         expect(std::equal(total.begin() + std::ptrdiff_t(R * count * 4), total.begin() + std::ptrdiff_t((R + 1) * count * 4), rs.begin()),
                "reduce_scatter_block in place");
+        expect(tail_intact(rs, whole[R], count * 4), "reduce_scatter_block in place left the rest of the input alone");
     });
     for (int r = 0; r < P; ++r) {
         INFO("P=" << P << " count=" << count << " rank=" << r);

@@ -142,6 +142,16 @@ inline int floor_lg(int P)
     return lg;
 }
 
+// In place, MPI_Reduce_scatter's receive buffer holds the whole input and MPI defines only
+// its first counts[rank] elements as output: the rest must keep the input, byte for byte (an
+// application may still read it). Returns whether `buffer` past `result_bytes` is still
+// `input`; the caller asserts on the main thread (Catch2 is not thread-safe).
+inline bool tail_intact(const Bytes& buffer, const Bytes& input, std::size_t result_bytes)
+{
+    return buffer.size() == input.size() &&
+           std::equal(buffer.begin() + std::ptrdiff_t(result_bytes), buffer.end(), input.begin() + std::ptrdiff_t(result_bytes));
+}
+
 // Runs an allreduce algorithm on P = inputs.size() ranks, in place or not, and returns every
 // rank's result with the run's statistics. Out of place, the input must be left alone.
 struct AllreduceRun {
