@@ -1,0 +1,187 @@
+// exactness_check: loom touches only what MPI defines. For every collective loom serves and
+// every algorithm of it in loom's registry (loom::all_algorithms(), so a new algorithm is
+// checked without editing this file), forced in turn through MPI_T (coll_loom_<collective>_
+// algorithm; pat also with coll_loom_pat_buffer_size = 256, which forces pieces, and the
+// segmented algorithms also with coll_loom_segment_size = 4096), plus loom's own choice,
+// each call runs on buffers with guard areas, holes and gaps, and afterwards every byte of
+// every buffer must be exactly what MPI defines: the result where MPI puts it, and
+// the byte that was there before everywhere else (guards, datatype holes, allgatherv gaps, a
+// non-root's MPI_Reduce receive buffer, the rest of an in-place reduce_scatter input, send
+// buffers). Results are references computed by this program, never by Open MPI.
+//
+// Collectives checking results only (collectives_check) miss a write outside the output: an
+// algorithm that uses the rest of an in-place reduce_scatter input as scratch, an unpack that
+// writes a hole, a gap overwritten with a neighbour's block. This check exists for those.
+//
+// Every case runs on MPI_COMM_WORLD and on a split, reordered communicator. loom's MPI_T
+// counters prove that a forced algorithm really served the calls it can serve (loom::why_not
+// with the communicator's nodes): a pass where everything was handed to Open MPI proves nothing.
+//
+//   mpirun ... exactness_check [--only COLLECTIVE] [--max-fail N]
+// prints at most N (default about 30 over all ranks) FAIL lines, a summary of failures by
+// collective, algorithm, kind of call and region, and `exactness_check np=N: C checks, F failures`.
+#include "exactness_harness.hpp"
+
+#include "loom_mpi_t.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+using exact::Setting;
+
+struct CollectiveCheck {
+    loom::Collective collective;
+    void (*check)(const Setting&);
+};
+
+const CollectiveCheck kChecks[] = {
+    {loom::Collective::allreduce, exact::check_allreduce},
+    {loom::Collective::reduce, exact::check_reduce},
+    {loom::Collective::reduce_scatter_block, exact::check_reduce_scatter_block},
+    {loom::Collective::reduce_scatter, exact::check_reduce_scatter},
+    {loom::Collective::allgather, exact::check_allgather},
+    {loom::Collective::allgatherv, exact::check_allgatherv},
+    {loom::Collective::bcast, exact::check_bcast},
+    {loom::Collective::alltoall, exact::check_alltoall},
+    {loom::Collective::barrier, exact::check_barrier},
+};
+
+// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks, and the most
+// ranks on one of them (as collectives_check counts them).
+int count_nodes(MPI_Comm comm, int* most)
+{
+    MPI_Comm local;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int local_rank = 0, local_size = 0, nodes = 0;
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_size(local, &local_size);
+    const int leader = local_rank == 0 ? 1 : 0;
+    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(&local_size, most, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Comm_free(&local);
+    return nodes;
+}
+
+void set_control(const std::string& var, const void* value)
+{
+    if (!loom::tools::set_loom_control(var, value)) {
+        std::fprintf(stderr, "FAIL: cannot set %s through MPI_T\n", var.c_str());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+// One pass over a collective's calls: loom's choice (name ""), or an algorithm forced with
+// PAT's buffer and the segment size set as given.
+struct Variant {
+    std::string label, name;
+    std::size_t pat_buffer = std::size_t(1) << 20, segment = std::size_t(256) << 10; // loom's defaults
+};
+
+const loom::Algorithm* force(loom::Collective c, const Variant& v)
+{
+    set_control("coll_loom_pat_buffer_size", &v.pat_buffer);
+    set_control("coll_loom_segment_size", &v.segment);
+    set_control("coll_loom_" + std::string(loom::to_string(c)) + "_algorithm", v.name.c_str());
+    return v.name.empty() ? nullptr : loom::find_algorithm(c, v.name);
+}
+
+// loom's choice, then the registry's algorithms of `c`; pat again with a 256-byte buffer
+// (pieces), and every algorithm whose cost counts segments again with 4 KiB segments (the
+// default 256 KiB leaves ring_pipelined's blocks of a 65539-int vector whole).
+std::vector<Variant> variants_of(loom::Collective c)
+{
+    std::vector<Variant> variants = {{"", ""}};
+    for (const loom::Algorithm& a : loom::all_algorithms()) {
+        if (a.collective != c) continue;
+        const std::string name(a.name);
+        variants.push_back({name, name});
+        if (name == "pat") variants.push_back({"pat@256", name, 256});
+        if (a.cost.find("segment") != std::string_view::npos)
+            variants.push_back({name + " segment=4096", name, std::size_t(1) << 20, 4096});
+    }
+    return variants;
+}
+
+// Rank 0 prints every rank's failures by key, merged.
+void print_failures_by_key(int rank, int size)
+{
+    std::string mine;
+    for (const auto& [key, n] : exact::totals.by_key) mine += key + '\t' + std::to_string(n) + '\n';
+    int length = int(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+    MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int total = 0;
+    for (int r = 0; r < size; ++r) displs[std::size_t(r)] = total, total += lengths[std::size_t(r)];
+    std::string all(std::size_t(rank == 0 ? total : 0), '\0');
+    MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank != 0 || all.empty()) return;
+    std::map<std::string, long> merged;
+    for (std::size_t at = 0; at < all.size();) {
+        const std::size_t tab = all.find('\t', at), end = all.find('\n', tab);
+        merged[all.substr(at, tab - at)] += std::stol(all.substr(tab + 1, end - tab - 1));
+        at = end + 1;
+    }
+    std::printf("exactness_check failures by collective [algorithm] kind, region (calls x ranks):\n");
+    for (const auto& [key, n] : merged) std::printf("  %s: %ld\n", key.c_str(), n);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char* only = nullptr;
+    exact::totals.print_limit = std::max(3, 30 / size);
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+        if (std::strcmp(argv[i], "--max-fail") == 0) exact::totals.print_limit = (std::atoi(argv[i + 1]) + size - 1) / size;
+    }
+    exact::make_types();
+
+    // A split, reordered communicator: even and odd ranks, each in reverse order.
+    MPI_Comm split;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split);
+    int split_rank, split_size;
+    MPI_Comm_rank(split, &split_rank);
+    MPI_Comm_size(split, &split_size);
+    int world_most = 0, split_most = 0;
+    const int world_nodes = count_nodes(MPI_COMM_WORLD, &world_most), split_nodes = count_nodes(split, &split_most);
+
+    for (const CollectiveCheck& c : kChecks) {
+        const std::string collective(loom::to_string(c.collective));
+        if (only != nullptr && collective != only) continue;
+        for (const Variant& v : variants_of(c.collective)) {
+            const loom::Algorithm* forced = force(c.collective, v);
+            const std::string& label = v.label;
+            exact::totals.calls_servable = exact::totals.calls_served = 0;
+            const Setting world{MPI_COMM_WORLD, "world", rank, size, world_nodes, world_most, c.collective, forced, label};
+            const Setting part{split, "split", split_rank, split_size, split_nodes, split_most, c.collective, forced, label};
+            c.check(world);
+            c.check(part);
+            // A forced algorithm that can serve some of these calls must have served some.
+            if (forced != nullptr && exact::totals.calls_servable > 0) {
+                ++exact::totals.checks;
+                if (exact::totals.calls_served == 0)
+                    exact::fail(world, "served none of the " + std::to_string(exact::totals.calls_servable) +
+                                           " calls it can serve (all handed to Open MPI)", "nothing served");
+            }
+        }
+        force(c.collective, Variant{"", ""});
+    }
+    MPI_Comm_free(&split);
+    exact::free_types();
+
+    long totals[2] = {exact::totals.checks, exact::totals.failures}, sums[2] = {0, 0};
+    MPI_Allreduce(totals, sums, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    print_failures_by_key(rank, size);
+    if (rank == 0) std::printf("exactness_check np=%d: %ld checks, %ld failures\n", size, sums[0], sums[1]);
+    MPI_Finalize();
+    return sums[1] == 0 ? 0 : 1;
+}
