@@ -4,10 +4,10 @@
  *
  *   predefined datatype, predefined op  -> loom's own kernel (algorithms/reduce_kernels.cpp)
  *                                          or, for pairs loom has no kernel for (Fortran
- *                                          types, ...), Open MPI's op machinery
+ *                                          LOGICAL, ...), Open MPI's op machinery
+ *   derived datatype, predefined op     -> declined: Open MPI's MPI layer rejects this pairing
  *   any datatype, user-defined op       -> the user's function through ompi_op_reduce,
  *                                          one element = one datatype instance (its extent)
- *   derived datatype, predefined op     -> declined: Open MPI itself rejects this pairing
  *
  * Elements must not overlap: a datatype whose true extent reaches past its extent (or
  * starts before 0) cannot be split into element ranges, and is declined.
@@ -20,38 +20,55 @@
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/datatype/opal_convertor.h"
 
-static const struct {
-    struct ompi_datatype_t *dtype;
-    loom_type_t type;
-} predefined_types[] = {
-#define SIGNED(T) (sizeof(T) == 1 ? LOOM_TYPE_INT8 : sizeof(T) == 2 ? LOOM_TYPE_INT16 \
-                   : sizeof(T) == 4 ? LOOM_TYPE_INT32 : LOOM_TYPE_INT64)
-#define UNSIGNED(T) (sizeof(T) == 1 ? LOOM_TYPE_UINT8 : sizeof(T) == 2 ? LOOM_TYPE_UINT16 \
-                     : sizeof(T) == 4 ? LOOM_TYPE_UINT32 : LOOM_TYPE_UINT64)
-    {MPI_SIGNED_CHAR, LOOM_TYPE_INT8},     {MPI_UNSIGNED_CHAR, LOOM_TYPE_UINT8},
-    {MPI_INT8_T, LOOM_TYPE_INT8},          {MPI_UINT8_T, LOOM_TYPE_UINT8},
-    {MPI_BYTE, LOOM_TYPE_UINT8},
-    {MPI_SHORT, SIGNED(short)},            {MPI_UNSIGNED_SHORT, UNSIGNED(unsigned short)},
-    {MPI_INT, SIGNED(int)},                {MPI_UNSIGNED, UNSIGNED(unsigned)},
-    {MPI_LONG, SIGNED(long)},              {MPI_UNSIGNED_LONG, UNSIGNED(unsigned long)},
-    {MPI_LONG_LONG_INT, SIGNED(long long)},
-    {MPI_UNSIGNED_LONG_LONG, UNSIGNED(unsigned long long)},
-    {MPI_INT16_T, LOOM_TYPE_INT16},        {MPI_UINT16_T, LOOM_TYPE_UINT16},
-    {MPI_INT32_T, LOOM_TYPE_INT32},        {MPI_UINT32_T, LOOM_TYPE_UINT32},
-    {MPI_INT64_T, LOOM_TYPE_INT64},        {MPI_UINT64_T, LOOM_TYPE_UINT64},
-    {MPI_AINT, SIGNED(MPI_Aint)},          {MPI_OFFSET, SIGNED(MPI_Offset)},
-    {MPI_COUNT, SIGNED(MPI_Count)},
-    {MPI_FLOAT, LOOM_TYPE_FLOAT},          {MPI_DOUBLE, LOOM_TYPE_DOUBLE},
-    {MPI_LONG_DOUBLE, LOOM_TYPE_LONG_DOUBLE},
-    {MPI_C_BOOL, LOOM_TYPE_BOOL},
-    {MPI_C_FLOAT_COMPLEX, LOOM_TYPE_FLOAT_COMPLEX},
-    {MPI_C_DOUBLE_COMPLEX, LOOM_TYPE_DOUBLE_COMPLEX},
-    {MPI_FLOAT_INT, LOOM_TYPE_FLOAT_INT},  {MPI_DOUBLE_INT, LOOM_TYPE_DOUBLE_INT},
-    {MPI_LONG_INT, LOOM_TYPE_LONG_INT},    {MPI_2INT, LOOM_TYPE_2INT},
-    {MPI_SHORT_INT, LOOM_TYPE_SHORT_INT},  {MPI_LONG_DOUBLE_INT, LOOM_TYPE_LONG_DOUBLE_INT},
-#undef SIGNED
-#undef UNSIGNED
-};
+/* loom's element type for the class Open MPI itself reduces a predefined datatype as
+ * (ompi_op_ddt_map[dtype->id], an OMPI_OP_BASE_TYPE_*), or -1 where loom has no kernel.
+ * Going through Open MPI's own table covers every alias Open MPI maps to a class by size:
+ * MPI_CHAR, MPI_SIGNED_CHAR, MPI_SHORT, MPI_INTEGER1/2, MPI_CHARACTER, MPI_LOGICAL1, MPI_BYTE
+ * and the rest, so loom serves exactly the (type, op) pairs Open MPI accepts. */
+#define SIGNED_OF(bytes) ((bytes) == 1 ? LOOM_TYPE_INT8 : (bytes) == 2 ? LOOM_TYPE_INT16 \
+                          : (bytes) == 4 ? LOOM_TYPE_INT32 : (bytes) == 8 ? LOOM_TYPE_INT64 : -1)
+#define UNSIGNED_OF(bytes) ((bytes) == 1 ? LOOM_TYPE_UINT8 : (bytes) == 2 ? LOOM_TYPE_UINT16 \
+                            : (bytes) == 4 ? LOOM_TYPE_UINT32 : (bytes) == 8 ? LOOM_TYPE_UINT64 : -1)
+static int loom_type_of(int op_type)
+{
+    switch (op_type) {
+    case OMPI_OP_BASE_TYPE_INT8_T: return LOOM_TYPE_INT8;
+    case OMPI_OP_BASE_TYPE_UINT8_T: return LOOM_TYPE_UINT8;
+    case OMPI_OP_BASE_TYPE_INT16_T: return LOOM_TYPE_INT16;
+    case OMPI_OP_BASE_TYPE_UINT16_T: return LOOM_TYPE_UINT16;
+    case OMPI_OP_BASE_TYPE_INT32_T: return LOOM_TYPE_INT32;
+    case OMPI_OP_BASE_TYPE_UINT32_T: return LOOM_TYPE_UINT32;
+    case OMPI_OP_BASE_TYPE_INT64_T: return LOOM_TYPE_INT64;
+    case OMPI_OP_BASE_TYPE_UINT64_T: return LOOM_TYPE_UINT64;
+    case OMPI_OP_BASE_TYPE_LONG: return SIGNED_OF(sizeof(long));
+    case OMPI_OP_BASE_TYPE_UNSIGNED_LONG: return UNSIGNED_OF(sizeof(unsigned long));
+    case OMPI_OP_BASE_TYPE_INTEGER: return SIGNED_OF(OMPI_SIZEOF_FORTRAN_INTEGER);
+    case OMPI_OP_BASE_TYPE_INTEGER1: return LOOM_TYPE_INT8;
+    case OMPI_OP_BASE_TYPE_INTEGER2: return LOOM_TYPE_INT16;
+    case OMPI_OP_BASE_TYPE_INTEGER4: return LOOM_TYPE_INT32;
+    case OMPI_OP_BASE_TYPE_INTEGER8: return LOOM_TYPE_INT64;
+    case OMPI_OP_BASE_TYPE_FLOAT: return LOOM_TYPE_FLOAT;
+    case OMPI_OP_BASE_TYPE_DOUBLE: return LOOM_TYPE_DOUBLE;
+    case OMPI_OP_BASE_TYPE_LONG_DOUBLE: return LOOM_TYPE_LONG_DOUBLE;
+    case OMPI_OP_BASE_TYPE_REAL4: return LOOM_TYPE_FLOAT;
+    case OMPI_OP_BASE_TYPE_REAL8: return LOOM_TYPE_DOUBLE;
+    case OMPI_OP_BASE_TYPE_REAL: return 4 == OMPI_SIZEOF_FORTRAN_REAL ? LOOM_TYPE_FLOAT : -1;
+    case OMPI_OP_BASE_TYPE_DOUBLE_PRECISION:
+        return 8 == OMPI_SIZEOF_FORTRAN_DOUBLE_PRECISION ? LOOM_TYPE_DOUBLE : -1;
+    case OMPI_OP_BASE_TYPE_BOOL: return LOOM_TYPE_BOOL;
+    case OMPI_OP_BASE_TYPE_C_FLOAT_COMPLEX: return LOOM_TYPE_FLOAT_COMPLEX;
+    case OMPI_OP_BASE_TYPE_C_DOUBLE_COMPLEX: return LOOM_TYPE_DOUBLE_COMPLEX;
+    case OMPI_OP_BASE_TYPE_FLOAT_INT: return LOOM_TYPE_FLOAT_INT;
+    case OMPI_OP_BASE_TYPE_DOUBLE_INT: return LOOM_TYPE_DOUBLE_INT;
+    case OMPI_OP_BASE_TYPE_LONG_INT: return LOOM_TYPE_LONG_INT;
+    case OMPI_OP_BASE_TYPE_2INT: return LOOM_TYPE_2INT;
+    case OMPI_OP_BASE_TYPE_SHORT_INT: return LOOM_TYPE_SHORT_INT;
+    case OMPI_OP_BASE_TYPE_LONG_DOUBLE_INT: return LOOM_TYPE_LONG_DOUBLE_INT;
+    default: return -1; /* Fortran LOGICAL, WCHAR, REAL2/16, long double complex, ... */
+    }
+}
+#undef SIGNED_OF
+#undef UNSIGNED_OF
 
 static const struct {
     struct ompi_op_t *op;
@@ -65,30 +82,28 @@ static const struct {
 
 #define LENGTH(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Open MPI 4.1.4's AVX op component saturates SUMs of 8- and 16-bit integers (250 + 10 gives
- * 255 in MPI_UINT8_T; checked here with MPI_Reduce_local), where MPI requires them to wrap as
- * loom's kernels do. Such a reduction must never be handed to Open MPI by a rule. */
-static int saturating_in_ompi(loom_op_t op, loom_type_t type)
+/* Open MPI's AVX op component (4.1.4 here) saturates SUMs of 8- and 16-bit integers
+ * (250 + 10 gives 255 in MPI_UINT8_T, 127 + 1 gives 127 in MPI_INT8_T; checked here with
+ * MPI_Reduce_local), where MPI requires them to wrap as loom's kernels do. Such a reduction
+ * must never be handed to Open MPI by a rule. (Its 8- and 16-bit PROD wraps correctly.) */
+static int saturating_in_ompi(loom_op_t op, int type)
 {
-    return op == LOOM_OP_SUM && (type == LOOM_TYPE_INT8 || type == LOOM_TYPE_UINT8 || type == LOOM_TYPE_INT16 ||
-                                 type == LOOM_TYPE_UINT16);
+    return op == LOOM_OP_SUM && (type == LOOM_TYPE_INT8 || type == LOOM_TYPE_UINT8 ||
+                                 type == LOOM_TYPE_INT16 || type == LOOM_TYPE_UINT16);
 }
 
-/* loom's kernel for (dtype, op), if it has one; *ompi_wrong says whether Open MPI's own kernel
- * gets that reduction wrong (saturating_in_ompi). */
+/* loom's kernel for the predefined datatype and op, if it has one; *ompi_wrong says whether
+ * Open MPI's own kernel gets that reduction wrong. */
 static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduction_t *out, int *ompi_wrong)
 {
-    for (size_t t = 0; t < LENGTH(predefined_types); ++t) {
-        if (predefined_types[t].dtype != dtype) continue;
-        /* MPI_BYTE is only defined for the bitwise ops. */
-        if (dtype == MPI_BYTE && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR) return 0;
-        for (size_t o = 0; o < LENGTH(predefined_ops); ++o) {
-            if (predefined_ops[o].op == op) {
-                *ompi_wrong = saturating_in_ompi(predefined_ops[o].loom_op, predefined_types[t].type);
-                return loom_find_kernel(predefined_ops[o].loom_op, predefined_types[t].type, out);
-            }
+    if (dtype->id < 0 || dtype->id >= OMPI_DATATYPE_MAX_PREDEFINED) return 0;
+    const int type = loom_type_of(ompi_op_ddt_map[dtype->id]);
+    if (type < 0) return 0;
+    for (size_t o = 0; o < LENGTH(predefined_ops); ++o) {
+        if (predefined_ops[o].op == op) {
+            *ompi_wrong = saturating_in_ompi(predefined_ops[o].loom_op, type);
+            return loom_find_kernel(predefined_ops[o].loom_op, (loom_type_t) type, out);
         }
-        return 0;
     }
     return 0;
 }
@@ -165,6 +180,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
     }
 
     if (ompi_op_is_intrinsic(op)) {
+        /* Open MPI's MPI layer already rejects a predefined op on a derived datatype. */
         if (!ompi_datatype_is_predefined(dtype)) {
             *why = "a predefined op on a derived datatype";
             return 0;

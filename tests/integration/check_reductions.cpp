@@ -3,6 +3,7 @@
 #include "check_harness.hpp"
 
 #include <cstring>
+#include <functional>
 #include <type_traits>
 
 namespace check {
@@ -175,6 +176,62 @@ Expect matmul_expect(const Setting& s, const char* collective)
     return needs_commutative(collective, s.algorithm) ? Expect::declined : Expect::served;
 }
 
+// Every 8- and 16-bit integer type Open MPI accepts for SUM and PROD, C and Fortran aliases
+// included: loom must reduce them all with wrapping arithmetic (Open MPI's own AVX SUM
+// saturates them) and keep SUMs from Open MPI. Wrapping sums and products have the same
+// bits signed or unsigned, so the reference works on unsigned bytes and words.
+struct SmallInt {
+    MPI_Datatype type;
+    const char* name;
+    std::size_t bytes;
+};
+
+template <class U>
+std::vector<unsigned char> small_int_reference(MPI_Op op, int size, std::size_t count, const std::function<U(int, std::size_t)>& value)
+{
+    std::vector<unsigned char> out(count * sizeof(U));
+    for (std::size_t i = 0; i < count; ++i) {
+        U acc = value(0, i);
+        for (int r = 1; r < size; ++r) acc = op == MPI_SUM ? U(acc + value(r, i)) : U(acc * value(r, i));
+        std::memcpy(&out[i * sizeof(U)], &acc, sizeof(U));
+    }
+    return out;
+}
+
+void allreduce_small_ints(const Setting& s)
+{
+    const std::vector<SmallInt> types = {
+        {MPI_CHAR, "CHAR", 1},           {MPI_SIGNED_CHAR, "SIGNED_CHAR", 1}, {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", 1},
+        {MPI_INT8_T, "INT8_T", 1},       {MPI_UINT8_T, "UINT8_T", 1},         {MPI_BYTE, "BYTE", 1},
+        {MPI_INTEGER1, "INTEGER1", 1},   {MPI_CHARACTER, "CHARACTER", 1},     {MPI_SHORT, "SHORT", 2},
+        {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", 2}, {MPI_INT16_T, "INT16_T", 2}, {MPI_UINT16_T, "UINT16_T", 2},
+        {MPI_INTEGER2, "INTEGER2", 2}};
+    // Values near the top of the range, so sums overflow at any rank count; products of odd
+    // values wrap too.
+    auto byte_value = [](int r, std::size_t i) { return std::uint8_t(120 + 61 * r + 7 * i); };
+    auto word_value = [](int r, std::size_t i) { return std::uint16_t(32000 + 15013 * r + 977 * i); };
+    for (const SmallInt& t : types)
+        for (OpCase op : {OpCase{MPI_SUM, "SUM"}, OpCase{MPI_PROD, "PROD"}})
+            for (int count : {1, 100, 4099}) {
+                const std::size_t n = std::size_t(count);
+                std::vector<unsigned char> send(n * t.bytes), recv(n * t.bytes, 0x77), expected;
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (t.bytes == 1) send[i] = byte_value(s.rank, i);
+                    else {
+                        const std::uint16_t v = word_value(s.rank, i);
+                        std::memcpy(&send[2 * i], &v, 2);
+                    }
+                }
+                expected = t.bytes == 1 ? small_int_reference<std::uint8_t>(op.op, s.size, n, byte_value)
+                                        : small_int_reference<std::uint16_t>(op.op, s.size, n, word_value);
+                const std::string what = std::string(t.name) + " " + op.name + " count=" + std::to_string(count);
+                // SUMs are kept from Open MPI (served whatever the rules or a forced algorithm say).
+                expect_call(s, "allreduce", op.op == MPI_SUM ? Expect::kept : Expect::served, what,
+                            [&] { MPI_Allreduce(send.data(), recv.data(), count, t.type, op.op, s.comm); });
+                if (recv != expected) fail(s, "allreduce " + what + ": wrong result (not wrapped?)");
+            }
+}
+
 } // namespace
 
 void check_allreduce(const Setting& s)
@@ -184,6 +241,7 @@ void check_allreduce(const Setting& s)
     allreduce_predefined<float>(s, kFloatOps);
     allreduce_predefined<double>(s, kFloatOps);
     allreduce_predefined<std::uint8_t>(s, {{MPI_SUM, "SUM (uint8, wraps)"}});
+    allreduce_small_ints(s);
     allreduce_loc<int>(s, MPI_2INT, MPI_MINLOC, "MINLOC 2INT");
     allreduce_loc<double>(s, MPI_DOUBLE_INT, MPI_MAXLOC, "MAXLOC DOUBLE_INT");
     allreduce_holey(s);
