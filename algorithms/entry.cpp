@@ -41,7 +41,10 @@ public:
     {
         if (t_.progress != nullptr) t_.progress(t_.ctx);
     }
-    const topo::Layout* layout() const override { return static_cast<const topo::Layout*>(t_.topology); }
+    const topo::Layout* layout() const override
+    {
+        return t_.topology != nullptr ? static_cast<const topo::Layout*>(t_.topology(t_.ctx)) : nullptr;
+    }
     void** node_shared_state() override { return t_.node_shared_state; }
 
 private:
@@ -215,18 +218,38 @@ extern "C" int loom_rules_load(const char* path, char** report)
     return errors;
 }
 
-extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
+// A handle is a shared reference to the process's tables for the communicator's shape.
+using ResolvedHandle = std::shared_ptr<const rules::Resolved>;
+
+extern "C" void* loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node)
 {
     try {
-        std::vector<std::string> hosts;
-        if (hostnames != nullptr) hosts.assign(hostnames, hostnames + comm_size);
-        return new rules::Resolved(rules::resolve(comm_size, hosts));
+        return new ResolvedHandle(rules::resolved_for(comm_size, nodes, ranks_per_node));
     } catch (...) {
         return nullptr;
     }
 }
 
-extern "C" void loom_rules_release(void* resolved) { delete static_cast<rules::Resolved*>(resolved); }
+extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
+{
+    try {
+        std::vector<std::string> hosts;
+        if (hostnames != nullptr) hosts.assign(hostnames, hostnames + comm_size);
+        const rules::NodeShape shape = rules::node_shape(hosts);
+        return loom_rules_resolve_shape(comm_size, shape.nodes, shape.ranks_per_node);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void loom_rules_release(void* resolved) { delete static_cast<ResolvedHandle*>(resolved); }
+
+namespace {
+const rules::Resolved* tables_of(const void* resolved)
+{
+    return resolved != nullptr ? static_cast<const ResolvedHandle*>(resolved)->get() : nullptr;
+}
+} // namespace
 
 namespace {
 // The flat algorithm the node leaders of a hierarchical call run: the rule's leaders= option,
@@ -256,11 +279,11 @@ const Algorithm* leaders_for(Collective c, const rules::Resolved* table, const r
 
 int resolved_nodes(const void* resolved)
 {
-    return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->nodes : 0;
+    return resolved != nullptr ? tables_of(resolved)->nodes : 0;
 }
 int resolved_ranks_per_node(const void* resolved)
 {
-    return resolved != nullptr ? static_cast<const rules::Resolved*>(resolved)->ranks_per_node : 0;
+    return resolved != nullptr ? tables_of(resolved)->ranks_per_node : 0;
 }
 // What each leader (or lane) of a hierarchical call moves between nodes: the whole message,
 // or for hierarchical_rs one of ranks-per-node slices.
@@ -302,8 +325,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         else {
             if (rule_source != nullptr) *rule_source = "forced";
             if (algo->needs.topology)
-                call->leaders = leaders_for(c, static_cast<const rules::Resolved*>(resolved), nullptr,
-                                            leaders_bytes(*algo, static_cast<const rules::Resolved*>(resolved), bytes),
+                call->leaders = leaders_for(c, tables_of(resolved), nullptr,
+                                            leaders_bytes(*algo, tables_of(resolved), bytes),
                                             commutative);
             call->chosen = algo;
             return algo->name.data();
@@ -312,9 +335,9 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     }
     if (by_rules) {
         try {
-            std::unique_ptr<rules::Resolved> own;
-            const auto* table = static_cast<const rules::Resolved*>(resolved);
-            if (table == nullptr) table = (own = std::make_unique<rules::Resolved>(rules::resolve(comm_size, {}))).get();
+            std::shared_ptr<const rules::Resolved> own;
+            const auto* table = tables_of(resolved);
+            if (table == nullptr) table = (own = rules::resolved_for(comm_size, 0, 0)).get();
             const rules::Candidate* chosen = rules::choose_candidate(
                 *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node,
                                     call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,

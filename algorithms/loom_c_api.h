@@ -32,8 +32,10 @@ typedef struct loom_transport {
     void **shared_state;
     /* Called while a rank waits on shared memory, to keep MPI progressing (may be NULL). */
     void (*progress)(void *ctx);
-    /* Where the ranks run (loom_topology_create), or NULL if unknown. */
-    const void *topology;
+    /* Where the ranks run (loom_topology_create), or NULL if unknown; made on the first call
+     * (by an algorithm that needs it), so a communicator whose algorithms never ask pays
+     * nothing. May be NULL. */
+    const void *(*topology)(void *ctx);
     /* Like shared_state, for the shared-memory phases of hierarchical algorithms on the ranks
      * of this rank's node (NULL: none); free with loom_shm_release() as well. */
     void **node_shared_state;
@@ -165,6 +167,10 @@ int loom_rules_load(const char *path, char **report);
  * the host name of each rank (NULL: unknown, then rules with nodes/ranks_per_node keys do
  * not match). Release with loom_rules_release. NULL if out of memory. */
 void *loom_rules_resolve(int comm_size, const char *const *hostnames);
+/* The same for a communicator known to span `nodes` nodes with at most `ranks_per_node`
+ * ranks on one (0: unknown), without host names. Tables are made once per process for each
+ * shape and shared, so this costs a lookup and one small allocation. */
+void *loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node);
 void loom_rules_release(void *resolved);
 
 /* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty

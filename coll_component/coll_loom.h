@@ -63,7 +63,8 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *prev_reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
     mca_coll_base_module_t *prev_reduce_scatter_block_module;
-    /* The rule tables narrowed to this communicator (loom_rules_resolve). */
+    /* The rule tables narrowed to this communicator (mca_coll_loom_rules), NULL until its
+     * first call. */
     void *rules;
     /* loom's shared-memory segment for this communicator, set up by the first shm call
      * (loom_shm_release frees it with the module). */
@@ -71,8 +72,8 @@ typedef struct mca_coll_loom_module_t {
     /* The same for the shared-memory phases of hierarchical algorithms, among this rank's
      * node's ranks. */
     void *node_shm;
-    /* Where the ranks run (loom_topology_create), gathered by the first call loom serves on
-     * the communicator (mca_coll_loom_topology); NULL until then. */
+    /* Where the ranks run (loom_topology_create), made from the modex the first time an
+     * algorithm asks (mca_coll_loom_topology); NULL until then. */
     void *topology;
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
@@ -131,9 +132,15 @@ const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
 int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
                 mca_coll_loom_module_t *m);
 
-/* The communicator's topology (coll_loom_module.c): on the first call, every rank's place is
- * gathered with the previous component's allgather (every rank of a communicator serves or
- * declines a call alike, so all take part). OMPI_SUCCESS or an error code. */
+/* The rule tables for comm (loom_rules_resolve), made on its first call; NULL if out of
+ * memory (coll_loom_module.c). */
+void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+
+/* The communicator's topology (coll_loom_module.c), made on first use from every rank's host
+ * name and the place each process published in the modex at start-up
+ * (mca_coll_loom_publish_place, called when the component opens): no message, and the same
+ * on every rank. OMPI_SUCCESS or OMPI_ERR_OUT_OF_RESOURCE. */
+void mca_coll_loom_publish_place(void);
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
 /* Per-rank size_t arrays (counts) without a malloc for common communicator sizes. */
@@ -149,13 +156,15 @@ void loom_sizes_fini(loom_sizes_t *s);
 typedef struct loom_pml_transport {
     loom_transport_t ops; /* what the core sees */
     struct ompi_communicator_t *comm;
+    struct mca_coll_loom_module_t *module; /* for the topology, made when first asked for */
     int tag;
     ompi_request_t **reqs;
     size_t nreqs, capacity;
     ompi_request_t *inline_reqs[16];
 } loom_pml_transport_t;
 
-void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm, int tag);
+void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm,
+                             struct mca_coll_loom_module_t *module, int tag);
 /* Completes anything still posted (after an error) and frees the request array. */
 int loom_pml_transport_fini(loom_pml_transport_t *t);
 

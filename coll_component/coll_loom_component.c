@@ -182,6 +182,7 @@ static int loom_open(void)
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     check_forced_algorithms();
     load_rules();
+    mca_coll_loom_publish_place();
     return OMPI_SUCCESS;
 }
 

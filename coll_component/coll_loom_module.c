@@ -8,6 +8,8 @@
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
+#include "opal/mca/pmix/pmix.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/proc.h"
 
 #include <stdlib.h>
@@ -55,31 +57,82 @@ static const char **host_names(struct ompi_communicator_t *comm)
     return hosts;
 }
 
-/* The rules narrowed to this communicator; every rank narrows them alike. */
-static void *resolve_rules(struct ompi_communicator_t *comm)
+/* The rules narrowed to this communicator, looked up on its first call (a communicator loom
+ * never serves costs nothing). Open MPI's locality flags say cheaply whether every rank shares
+ * this node, the common case; only otherwise are the host names compared. Every rank narrows
+ * alike: the flags and the host names come from the job's modex. */
+void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
-    const char **hosts = host_names(comm);
-    if (NULL == hosts) return NULL;
-    void *rules = loom_rules_resolve(ompi_comm_size(comm), hosts);
-    free(hosts);
-    return rules;
+    if (NULL != m->rules) return m->rules;
+    const int size = ompi_comm_size(comm);
+    int all_local = 1;
+    for (int i = 0; i < size && all_local; ++i) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        all_local = NULL != proc && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
+    }
+    if (all_local) {
+        m->rules = loom_rules_resolve_shape(size, 1, size);
+    } else {
+        const char **hosts = host_names(comm);
+        if (NULL == hosts) return NULL;
+        m->rules = loom_rules_resolve(size, hosts);
+        free(hosts);
+    }
+    return m->rules;
+}
+
+/* Every process's place in its node (package, NUMA node, core: loom_topology_local_place)
+ * goes into Open MPI's modex once, when the component opens, before MPI_Init's modex
+ * exchange. A communicator's layout is then made from its ranks' records without any message:
+ * every rank reads the same records, so all make the same layout, on a communicator of any
+ * origin (no parent to derive it from, no gather whose timing ranks would have to agree on). */
+#define LOOM_PLACE_KEY "loom.place"
+
+void mca_coll_loom_publish_place(void)
+{
+    /* Only in an MPI process being initialised: ompi_info opens components too, without
+     * PMIx (and must not load hwloc's topology for nothing). */
+    if (NULL == opal_pmix.put || OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state) return;
+    static int32_t place[3];
+    int mine[3];
+    loom_topology_local_place(opal_hwloc_topology, mine);
+    for (int i = 0; i < 3; ++i) place[i] = mine[i];
+    int rc;
+    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, LOOM_PLACE_KEY, place, sizeof place);
+    if (OPAL_SUCCESS != rc)
+        opal_output_verbose(1, mca_coll_loom_component.output,
+                            "coll:loom: could not publish this process's place (error %d): ranks of "
+                            "its node will be ordered by rank", rc);
+}
+
+/* proc's published place into place[0..2]; -1s where it published none. */
+static void place_of(ompi_proc_t *proc, int place[3])
+{
+    place[0] = place[1] = place[2] = -1;
+    if (NULL == proc) return;
+    int rc;
+    void *data = NULL;
+    size_t size = 0;
+    OPAL_MODEX_RECV_STRING(rc, LOOM_PLACE_KEY, &proc->super.proc_name, (uint8_t **) &data, &size);
+    if (OPAL_SUCCESS == rc && 3 * sizeof(int32_t) == size) {
+        int32_t values[3];
+        memcpy(values, data, sizeof values);
+        for (int i = 0; i < 3; ++i) place[i] = values[i];
+    }
+    free(data);
 }
 
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
+    if (NULL != m->topology) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
-    /* This rank's package, NUMA node and core, from the topology Open MPI has loaded. */
-    int mine[3];
-    loom_topology_local_place(opal_hwloc_topology, mine);
     int *places = malloc(3 * (size_t) size * sizeof(int));
     const char **hosts = host_names(comm);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
-    if (NULL != places && NULL != hosts)
-        rc = m->prev_allgather(mine, 3, &ompi_mpi_int.dt, places, 3, &ompi_mpi_int.dt, comm,
-                               m->prev_allgather_module);
-    if (OMPI_SUCCESS == rc) {
+    if (NULL != places && NULL != hosts) {
+        for (int i = 0; i < size; ++i) place_of(ompi_comm_peer_lookup(comm, i), places + 3 * i);
         m->topology = loom_topology_create(size, hosts, places);
-        if (NULL == m->topology) rc = OMPI_ERR_OUT_OF_RESOURCE;
+        if (NULL != m->topology) rc = OMPI_SUCCESS;
     }
     free(places);
     free(hosts);
@@ -126,9 +179,6 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     OBJ_RETAIN(m->prev_##name##_module);
     LOOM_FOR_EACH_COLLECTIVE(SAVE)
 #undef SAVE
-
-    m->rules = resolve_rules(comm);
-    if (NULL == m->rules) return OMPI_ERR_OUT_OF_RESOURCE;
 
     opal_output_verbose(1, mca_coll_loom_component.output,
                         "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,

@@ -73,7 +73,17 @@ static void pml_progress(void *ctx)
     opal_progress();
 }
 
-void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm, int tag)
+/* The communicator's layout, made the first time an algorithm asks (NULL if out of memory:
+ * then rings run in rank order). */
+static const void *pml_topology(void *ctx)
+{
+    loom_pml_transport_t *t = ctx;
+    if (NULL == t->module->topology) (void) mca_coll_loom_topology(t->comm, t->module);
+    return t->module->topology;
+}
+
+void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm,
+                             struct mca_coll_loom_module_t *module, int tag)
 {
     t->ops.ctx = t;
     t->ops.rank = ompi_comm_rank(comm);
@@ -82,10 +92,11 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.irecv = pml_irecv;
     t->ops.wait_all = pml_wait_all;
     t->ops.shared_state = NULL;
-    t->ops.topology = NULL;
+    t->ops.topology = pml_topology;
     t->ops.node_shared_state = NULL;
     t->ops.progress = pml_progress;
     t->comm = comm;
+    t->module = module;
     t->tag = tag;
     t->reqs = t->inline_reqs;
     t->nreqs = 0;

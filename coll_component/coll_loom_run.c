@@ -78,8 +78,13 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
 const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
                             mca_coll_loom_module_t *module, const char **why, const char **rule)
 {
-    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll],
-                       module->rules, why, rule);
+    void *rules = mca_coll_loom_rules(comm, module);
+    if (NULL == rules) {
+        *why = "out of memory for loom's rule tables";
+        return NULL;
+    }
+    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], rules, why,
+                       rule);
 }
 
 static int to_ompi_error(int rc)
@@ -98,15 +103,15 @@ int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_comm
     loom_call_t tuned = *call;
     if (0 == tuned.segment_bytes) tuned.segment_bytes = mca_coll_loom_component.segment_size;
     if (0 == tuned.buffer_bytes) tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
-    if (NULL == module->topology) {
+    /* At coll_loom_verbose >= 1 the topology is made (and described) on the first call. */
+    if (mca_coll_loom_component.verbose >= 1 && NULL == module->topology) {
         int rc = mca_coll_loom_topology(comm, module);
         if (OMPI_SUCCESS != rc) return rc;
     }
     loom_pml_transport_t transport;
-    loom_pml_transport_init(&transport, comm, tags[call->coll]);
+    loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
     transport.ops.shared_state = &module->shm;
     transport.ops.node_shared_state = &module->node_shm;
-    transport.ops.topology = module->topology;
     int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;

@@ -1,6 +1,8 @@
 #include "selection.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <unordered_map>
 
 namespace loom::rules {
@@ -10,6 +12,17 @@ std::vector<Rule>& user_table()
 {
     static std::vector<Rule> rules;
     return rules;
+}
+
+std::mutex& cache_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+std::map<std::array<int, 3>, std::shared_ptr<const Resolved>>& cache()
+{
+    static std::map<std::array<int, 3>, std::shared_ptr<const Resolved>> resolved;
+    return resolved;
 }
 
 bool communicator_matches(const Rule& r, const Resolved& c)
@@ -25,6 +38,10 @@ bool communicator_matches(const Rule& r, const Resolved& c)
 std::vector<Diagnostic> load_user_rules(const std::string& path)
 {
     user_table().clear();
+    {
+        std::lock_guard lock(cache_mutex());
+        cache().clear();
+    }
     if (path.empty()) return {};
     ParseResult parsed = parse_file(path);
     if (parsed.ok()) {
@@ -47,23 +64,14 @@ std::vector<Diagnostic> load_user_rules(const std::string& path)
 
 const std::vector<Rule>& user_rules() { return user_table(); }
 
-Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
+Resolved resolve(int ranks, int nodes, int ranks_per_node)
 {
     Resolved r;
     r.ranks = ranks;
-    if (!hostnames.empty() && std::find(hostnames.begin(), hostnames.end(), "unknown") == hostnames.end()) {
-        std::unordered_map<std::string, int> per_node;
-        for (const std::string& h : hostnames) ++per_node[h];
-        r.nodes = int(per_node.size());
-        for (const auto& [host, n] : per_node) r.ranks_per_node = std::max(r.ranks_per_node, n);
-        if (r.nodes >= 2 && r.nodes < ranks) {
-            // One host name per node, in order of the node's first rank: the leaders.
-            std::vector<std::string> leader_hosts;
-            for (const std::string& h : hostnames)
-                if (std::find(leader_hosts.begin(), leader_hosts.end(), h) == leader_hosts.end()) leader_hosts.push_back(h);
-            r.leaders = std::make_shared<const Resolved>(resolve(r.nodes, leader_hosts));
-        }
-    }
+    r.nodes = nodes;
+    r.ranks_per_node = ranks_per_node;
+    // The leaders of a hierarchical algorithm: one rank per node.
+    if (nodes >= 2 && nodes < ranks) r.leaders = resolved_for(nodes, nodes, 1);
     for (const std::vector<Rule>* table : {&user_rules(), &default_rules()})
         for (const Rule& rule : *table) {
             // A fallback rule stays, without an algorithm: dropping it would let a later rule
@@ -73,6 +81,35 @@ Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
                 r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
         }
     return r;
+}
+
+NodeShape node_shape(const std::vector<std::string>& hostnames)
+{
+    NodeShape shape;
+    if (!hostnames.empty() && std::find(hostnames.begin(), hostnames.end(), "unknown") == hostnames.end()) {
+        std::unordered_map<std::string, int> per_node;
+        for (const std::string& h : hostnames) ++per_node[h];
+        shape.nodes = int(per_node.size());
+        for (const auto& [host, n] : per_node) shape.ranks_per_node = std::max(shape.ranks_per_node, n);
+    }
+    return shape;
+}
+
+Resolved resolve(int ranks, const std::vector<std::string>& hostnames)
+{
+    const NodeShape shape = node_shape(hostnames);
+    return resolve(ranks, shape.nodes, shape.ranks_per_node);
+}
+
+std::shared_ptr<const Resolved> resolved_for(int ranks, int nodes, int ranks_per_node)
+{
+    const std::array<int, 3> key{ranks, nodes, ranks_per_node};
+    std::unique_lock lock(cache_mutex());
+    if (auto it = cache().find(key); it != cache().end()) return it->second;
+    lock.unlock(); // resolve() takes the lock again for the leaders' table
+    auto made = std::make_shared<const Resolved>(resolve(ranks, nodes, ranks_per_node));
+    lock.lock();
+    return cache().emplace(key, std::move(made)).first->second; // another thread's, if it won
 }
 
 const Candidate* choose_candidate(const Resolved& resolved, const Call& call)

@@ -34,9 +34,24 @@ struct Resolved {
     std::shared_ptr<const Resolved> leaders;
 };
 
-// Narrows the tables for a communicator. `hostnames` (one per rank, or empty) gives nodes
-// and ranks per node; a name of "unknown" makes both unknown.
+// Narrows the tables for a communicator of `ranks` ranks on `nodes` nodes with at most
+// `ranks_per_node` on one (0: unknown).
+Resolved resolve(int ranks, int nodes, int ranks_per_node);
+// Nodes and the most ranks on one, from every rank's host name (one per rank, or empty:
+// unknown); a name of "unknown" makes both unknown (0).
+struct NodeShape {
+    int nodes = 0;
+    int ranks_per_node = 0;
+};
+NodeShape node_shape(const std::vector<std::string>& hostnames);
+// resolve() for the shape of those host names.
 Resolved resolve(int ranks, const std::vector<std::string>& hostnames);
+
+// resolve(ranks, nodes, ranks_per_node), made once per process for each shape: every new
+// communicator of a shape seen before shares its tables instead of narrowing them again
+// (a scan of every rule, which made creating a communicator cost tens of microseconds).
+// load_user_rules empties the cache; tables already handed out stay valid.
+std::shared_ptr<const Resolved> resolved_for(int ranks, int nodes, int ranks_per_node);
 
 // The first candidate that matches the call and whose algorithm can serve it, or that is a
 // fallback rule (it serves every call it matches: by handing it on); nullptr if none. This is
