@@ -81,6 +81,18 @@ int guarded(F&& body)
 using namespace loom;
 
 extern "C" void loom_shm_release(void* state) { shm_release(state); }
+extern "C" void loom_shm_pool_limit(std::size_t segments) { SegmentPool::instance().set_limit(segments); }
+extern "C" void loom_shm_pool_drain(void) { SegmentPool::instance().drain(); }
+
+extern "C" int loom_shm_setup(const loom_transport_t* transport)
+{
+    int ready = 0;
+    const int rc = guarded([&] {
+        CallbackTransport net(*transport);
+        ready = shm_setup(net) ? 1 : 0;
+    });
+    return rc != LOOM_SUCCESS ? rc : ready;
+}
 
 extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t* out)
 {
@@ -318,10 +330,14 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                                     ? memo.algorithm
                                     : find_algorithm(c, forced);
         memo = {forced, algo};
+        const CallShape shape{comm_size, bytes, commutative, resolved_nodes(resolved), resolved_ranks_per_node(resolved),
+                              call->segment == LOOM_SEGMENT_READY};
         if (algo == nullptr) reason = "the forced algorithm does not exist";
-        else if (auto no = why_not(*algo, CallShape{comm_size, bytes, commutative, resolved_nodes(resolved),
-                                                             resolved_ranks_per_node(resolved)}))
+        else if (auto no = why_not(*algo, shape)) {
             reason = no->data();
+            // Only the segment is missing: the glue makes it now, for a forced algorithm.
+            if (call->segment == LOOM_SEGMENT_NOT_YET && *no == kNoSegment) call->wants_segment = 1;
+        }
         else {
             if (rule_source != nullptr) *rule_source = "forced";
             if (algo->needs.topology)
@@ -338,10 +354,18 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             std::shared_ptr<const rules::Resolved> own;
             const auto* table = tables_of(resolved);
             if (table == nullptr) table = (own = rules::resolved_for(comm_size, 0, 0)).get();
-            const rules::Candidate* chosen = rules::choose_candidate(
-                *table, rules::Call{c, comm_size, bytes, table->nodes, table->ranks_per_node,
-                                    call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
-                                    commutative, call->keep_from_open_mpi == 0});
+            rules::Call what{c, comm_size, bytes, table->nodes, table->ranks_per_node,
+                             call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
+                             commutative, call->keep_from_open_mpi == 0, true};
+            const rules::Candidate* chosen = rules::choose_candidate(*table, what);
+            if (call->segment != LOOM_SEGMENT_READY && chosen != nullptr && chosen->algorithm != nullptr &&
+                chosen->algorithm->needs.segment) {
+                // The rules want a segment the communicator does not have: say so, and take
+                // the choice without one.
+                call->wants_segment = call->segment == LOOM_SEGMENT_NOT_YET;
+                what.segment = false;
+                chosen = rules::choose_candidate(*table, what);
+            }
             if (chosen != nullptr && chosen->algorithm == nullptr) {
                 // A fallback rule: the table says Open MPI's next component does this call
                 // better. Every rank reaches the same rule, so every rank declines alike.

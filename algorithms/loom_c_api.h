@@ -56,8 +56,13 @@ void loom_topology_release(void *topology);
  * a newline; malloc'd (free it), NULL if out of memory. */
 char *loom_topology_describe(const void *topology);
 
-/* Frees what loom's shared-memory algorithms kept in a transport's shared_state (NULL: nothing). */
+/* Frees what loom's shared-memory algorithms kept in a transport's shared_state (NULL: nothing);
+ * its segment goes to the process's pool of segments for reuse. */
 void loom_shm_release(void *state);
+/* How many segments the pool keeps (0: none; see algorithms/shm_segment.hpp), and freeing all
+ * it keeps (when the component closes). */
+void loom_shm_pool_limit(size_t segments);
+void loom_shm_pool_drain(void);
 
 /* inout[i] = in[i] op inout[i] for count elements. */
 typedef void (*loom_reduce_fn_t)(const void *in, void *inout, size_t count, void *ctx);
@@ -139,10 +144,24 @@ typedef struct loom_call {
     void *copier;         /* LOOM_MEMORY_CUDA: the loom::AsyncCopier loom_run stages the
                              buffers through (algorithms/staging.hpp); NULL: run in place */
     size_t staging_bytes; /* segment size of that staging pipeline; 0: its default */
+    int segment;          /* the communicator's shared-memory segment (LOOM_SEGMENT_*): the
+                             algorithms that need one are passed over unless it is READY */
+    int wants_segment;    /* set by loom_choose: with a segment, an algorithm that needs one
+                             would have been chosen (segment NOT_YET), or was forced */
 } loom_call_t;
 
 /* Memory kinds of loom_call_t.memory. */
 enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
+
+/* States of loom_call_t.segment. READY is 0, so a call that says nothing (tools, tests)
+ * describes a communicator whose segment is there. */
+enum { LOOM_SEGMENT_READY = 0, LOOM_SEGMENT_NOT_YET = 1, LOOM_SEGMENT_NONE = 2 };
+
+/* Makes the shared-memory segment of the communicator `transport` runs on (stored in its
+ * shared_state; every rank of the communicator must call it at the same point of the same
+ * collective). Returns 1 if every rank mapped it, 0 if the segment cannot be had (the same
+ * answer on every rank), or an error code (< 0). */
+int loom_shm_setup(const loom_transport_t *transport);
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
  * what selection, rules, tools and verbose output call "message size". */
@@ -176,7 +195,10 @@ void loom_rules_release(void *resolved);
 /* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty
  * and can serve the call, otherwise the first rule of `resolved` (NULL: rules resolved for
  * this size alone) that matches the call and whose algorithm can serve it; NULL if none can,
- * or if that first rule is a `fallback` rule (then *why says why, naming the rule). Depends
+ * or if that first rule is a `fallback` rule (then *why says why, naming the rule). With
+ * call->segment not READY the algorithms that need a shared segment cannot serve; if one of
+ * them would have been chosen with a segment (or is forced) and the segment is NOT_YET,
+ * call->wants_segment is set: the glue decides whether to make one and ask again. Depends
  * only on what every rank shares (sizes, counts, op, root, the communicator's hosts), so all
  * ranks decide alike. *rule (if not NULL) receives the rule's "FILE:LINE" ("forced" when
  * forced), also for a fallback rule. The rule's options (segment=, buffer=) are written into

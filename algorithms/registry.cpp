@@ -19,8 +19,8 @@ namespace {
 
 constexpr Needs kCommutative{.commutative_op = true};
 constexpr Needs kAny{};
-constexpr Needs kOneNode{.same_node = true};
-constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true};
+constexpr Needs kOneNode{.same_node = true, .segment = true};
+constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true, .segment = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
 constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true, .equal_nodes = true};
@@ -187,6 +187,7 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.same_node && call.nodes != 1)
         return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
                                : "it needs every rank on one node";
+    if (algo.needs.segment && !call.segment) return kNoSegment;
     return std::nullopt;
 }
 

@@ -34,6 +34,7 @@ struct Needs {
     bool same_node = false;      // every rank on one node (shared memory)
     bool topology = false;       // the nodes must be known (hierarchical algorithms)
     bool equal_nodes = false;    // every node the same number of ranks (and known)
+    bool segment = false;        // a shared-memory segment on the communicator (the shm family)
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).
@@ -43,6 +44,7 @@ struct CallShape {
     bool commutative;  // reductions; true otherwise
     int nodes = 0;     // nodes the communicator spans; 0: unknown
     int ranks_per_node = 0; // the most ranks on one node; 0: unknown
+    bool segment = true;    // the communicator has a shared-memory segment (or may make one now)
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
@@ -66,6 +68,10 @@ struct Algorithm {
 std::span<const Algorithm> all_algorithms();
 
 const Algorithm* find_algorithm(Collective c, std::string_view name);
+
+// why_not's answer for an algorithm that needs a shared-memory segment the communicator
+// does not have.
+inline constexpr std::string_view kNoSegment = "the communicator has no shared-memory segment";
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);

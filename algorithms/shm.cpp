@@ -44,6 +44,8 @@ ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::s
     segment_ = std::move(segment);
 }
 
+ShmComm::~ShmComm() { SegmentPool::instance().give(std::move(segment_)); }
+
 ShmComm::ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes)
     : base_(base), rank_(rank), size_(size), slot_bytes_(slot_bytes), small_slot_bytes_(small_slot_bytes(slot_bytes)),
       oversubscribed_(long(size) > sysconf(_SC_NPROCESSORS_ONLN)), seen_(new std::uint64_t[std::size_t(size)]())
@@ -257,6 +259,27 @@ struct ShmState {
 
 constexpr std::size_t kNameBytes = ShmSegment::kMaxName + 1;
 
+// What rank 0 sends the others: the segment's name and identity ("" if it has none).
+struct Offer {
+    char name[kNameBytes];
+    std::uint64_t id;
+};
+
+// Rank 0's segment for a communicator of P ranks, reused from the pool or new, made ready:
+// its header names the P users and every sync counter is back to 0 (the segment's previous
+// users are all done with it). nullptr if none can be had.
+std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
+{
+    std::string error;
+    auto seg = SegmentPool::instance().take_created(bytes);
+    if (!seg) seg = ShmSegment::create(bytes, error);
+    if (!seg) return nullptr;
+    seg->header().users = std::uint32_t(P);
+    seg->header().released = 0;
+    std::memset(seg->data() + ShmComm::kLine, 0, ShmComm::kLine * std::size_t(P));
+    return seg;
+}
+
 // Every rank returns the same verdict: rank 0 decides from everyone's answer.
 std::unique_ptr<ShmComm> establish(Transport& net)
 {
@@ -269,33 +292,43 @@ std::unique_ptr<ShmComm> establish(Transport& net)
         seg->unlink();
         return std::make_unique<ShmComm>(std::move(seg), 0, 1);
     }
-    char name[kNameBytes] = {};
+    Offer offer = {};
     unsigned char ok = 0;
     std::unique_ptr<ShmSegment> seg;
     if (me == 0) {
-        seg = ShmSegment::create(bytes, error);
-        if (seg) std::strncpy(name, seg->name().c_str(), sizeof name - 1);
-        for (int q = 1; q < P; ++q) net.post_send(q, name, sizeof name);
+        seg = offer_segment(P, bytes);
+        if (seg) {
+            std::strncpy(offer.name, seg->name().c_str(), sizeof offer.name - 1);
+            offer.id = seg->header().id;
+        }
+        for (int q = 1; q < P; ++q) net.post_send(q, &offer, sizeof offer);
         net.wait_all();
         std::string answers(std::size_t(P), '\0');
         for (int q = 1; q < P; ++q) net.post_recv(q, &answers[std::size_t(q)], 1);
         net.wait_all();
         ok = seg && std::all_of(answers.begin() + 1, answers.end(), [](char a) { return a == 1; });
-        if (seg) seg->unlink(); // everyone who could map it has: the path is no longer needed
+        // Everyone who could map it has: without a pool the path is no longer needed.
+        if (seg && SegmentPool::instance().limit() == 0) seg->unlink();
         for (int q = 1; q < P; ++q) net.post_send(q, &ok, 1);
         net.wait_all();
     } else {
-        net.post_recv(0, name, sizeof name);
+        net.post_recv(0, &offer, sizeof offer);
         net.wait_all();
-        name[sizeof name - 1] = '\0';
-        if (name[0] != '\0') seg = ShmSegment::attach(name, bytes, error);
+        offer.name[sizeof offer.name - 1] = '\0';
+        if (offer.name[0] != '\0') {
+            seg = SegmentPool::instance().take_attached(offer.name, offer.id, bytes);
+            if (!seg) seg = ShmSegment::attach(offer.name, bytes, error);
+            // The name may now be another file (a pooled segment's creator evicted it and
+            // reused the descriptor): the identity says.
+            if (seg && seg->header().id != offer.id) seg.reset();
+        }
         const unsigned char mapped = seg ? 1 : 0;
         net.post_send(0, &mapped, 1);
         net.wait_all();
         net.post_recv(0, &ok, 1);
         net.wait_all();
     }
-    if (!ok) return nullptr;
+    if (!ok) return nullptr; // nobody uses it: no one gives it back, it is simply unmapped
     return std::make_unique<ShmComm>(std::move(seg), me, P);
 }
 
@@ -319,6 +352,8 @@ ShmComm* shm_of(Transport& net)
 } // namespace
 
 void shm_release(void* state) { delete static_cast<ShmState*>(state); }
+
+bool shm_setup(Transport& net) { return shm_of(net) != nullptr; }
 
 void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args)
 {

@@ -1,8 +1,9 @@
 // The shared-memory family: collectives among ranks that share a node, through one segment
 // per communicator instead of the PML (no matching, no protocol, no per-message copies).
 //
-// Segment (ShmComm::segment_bytes): one 128-byte line per rank holding its sync counter
-// (separate lines: no false sharing), then kLargeRegions (4) large data regions, each with a
+// Segment (ShmComm::segment_bytes): a 128-byte line with the segment's header
+// (ShmSegment::Header: who uses it, for SegmentPool), one line per rank holding its sync
+// counter (separate lines: no false sharing), then kLargeRegions (4) large data regions, each with a
 // slot of slot_bytes per rank and a result area of slot_bytes, then kSmallRegions small regions laid
 // out alike with small_slot_bytes. A call whose data fits a small slot uses the next small
 // region in turn: a rooted collective's ranks may then run up to kSmallRegions calls ahead of
@@ -11,7 +12,8 @@
 // regions in turn, so a chunk's copy-in overlaps the copy-out of the previous ones (four
 // rather than two regions made bcasts of 64 KiB - 1 MiB 12-23% faster at 4 ranks here).
 // Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB), about 192 KiB per rank (12.2 MiB at 64
-// ranks), once per communicator that uses shm.
+// ranks), once per communicator that uses shm; a freed communicator's segment is kept for
+// reuse (SegmentPool, shm_segment.hpp), at most coll_loom_shm_pool segments per process.
 //
 // Synchronisation: every rank has a counter of the phases it has finished; publish() bumps
 // it (release store), wait_for(q, s) / wait_all(s) wait until rank q's / every counter is >= s
@@ -62,6 +64,10 @@ public:
     // fork); `base` must be zero-filled, shared, and segment_bytes(size, slot_bytes) long.
     ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes = kSlotBytes);
     ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes = kSlotBytes);
+    // Gives its segment (if it owns one) to the process's SegmentPool.
+    ~ShmComm();
+    ShmComm(const ShmComm&) = delete;
+    ShmComm& operator=(const ShmComm&) = delete;
 
     int rank() const { return rank_; }
     int size() const { return size_; }
@@ -119,10 +125,12 @@ void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args);
 void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args);
 
-// The registry's entries. The first shm call on a communicator sets up its segment: rank 0
-// creates it (shm_segment.hpp: an anonymous memory file, never named in /dev/shm) and sends
-// its path over the transport, the others map it and answer, rank 0 closes the path and
-// tells everyone whether all succeeded. If any rank could not, or the
+// The registry's entries. A communicator's segment is set up by shm_setup() (the glue calls
+// it once the communicator has used enough calls to pay it back), or else by its first shm
+// call: rank 0 takes a free segment from its pool or creates one (shm_segment.hpp: an
+// anonymous memory file, never named in /dev/shm) and sends its path and identity over the
+// transport, the others find their kept mapping of it or map it and answer, and rank 0 tells
+// everyone whether all succeeded. If any rank could not, or the
 // transport keeps no per-communicator state, or a chunk cannot hold the data, the call runs
 // a messaging algorithm instead (the same decision on every rank).
 void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);
@@ -134,5 +142,10 @@ void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatte
 
 // Frees what the shm family kept in a transport's shared_state() (null: nothing).
 void shm_release(void* state);
+
+// Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
+// every rank of the communicator calls it at the same point. True if shared memory is usable
+// (the same answer on every rank). The entry points below also make it on first use.
+bool shm_setup(Transport& net);
 
 } // namespace loom

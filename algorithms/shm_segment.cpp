@@ -1,5 +1,6 @@
 #include "shm_segment.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -40,7 +41,11 @@ std::unique_ptr<ShmSegment> ShmSegment::create(std::size_t bytes, std::string& e
         close(fd);
         return nullptr;
     }
-    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, fd));
+    std::unique_ptr<ShmSegment> segment(new ShmSegment(name, data, bytes, fd, true));
+    // An identity no other segment on the node has: this process's id and a count.
+    static std::atomic<std::uint32_t> made{0};
+    segment->header().id = (std::uint64_t(getpid()) << 32) | made.fetch_add(1);
+    return segment;
 }
 
 std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string& name, std::size_t bytes, std::string& error)
@@ -56,7 +61,7 @@ std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string& name, std::siz
     else if ((data = map(fd, bytes)) == nullptr) error = system_error("mmap", name);
     close(fd);
     if (data == nullptr) return nullptr;
-    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, -1));
+    return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, -1, false));
 }
 
 void ShmSegment::unlink()
@@ -69,6 +74,82 @@ ShmSegment::~ShmSegment()
 {
     unlink();
     munmap(data_, bytes_);
+}
+
+// ---- the pool ----
+
+SegmentPool& SegmentPool::instance()
+{
+    static SegmentPool pool;
+    return pool;
+}
+
+void SegmentPool::set_limit(std::size_t segments)
+{
+    std::lock_guard lock(mutex_);
+    limit_ = segments;
+    while (kept_.size() > limit_) kept_.pop_front();
+}
+
+std::size_t SegmentPool::limit() const
+{
+    std::lock_guard lock(mutex_);
+    return limit_;
+}
+
+std::size_t SegmentPool::kept() const
+{
+    std::lock_guard lock(mutex_);
+    return kept_.size();
+}
+
+std::unique_ptr<ShmSegment> SegmentPool::take_created(std::size_t bytes)
+{
+    std::lock_guard lock(mutex_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+        ShmSegment& s = **it;
+        if (!s.creator() || s.size() < bytes || s.size() > 2 * bytes) continue;
+        // Every rank of its last communicator must be done with it (acquire: their last
+        // reads and writes of it happened before).
+        const std::uint32_t released = std::atomic_ref(s.header().released).load(std::memory_order_acquire);
+        if (released != s.header().users) continue;
+        auto taken = std::move(*it);
+        kept_.erase(it);
+        return taken;
+    }
+    return nullptr;
+}
+
+std::unique_ptr<ShmSegment> SegmentPool::take_attached(const std::string& name, std::uint64_t id, std::size_t bytes)
+{
+    std::lock_guard lock(mutex_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+        ShmSegment& s = **it;
+        if (s.creator() || s.name() != name || s.size() < bytes) continue;
+        if (std::atomic_ref(s.header().id).load(std::memory_order_acquire) != id) continue;
+        auto taken = std::move(*it);
+        kept_.erase(it);
+        return taken;
+    }
+    return nullptr;
+}
+
+void SegmentPool::give(std::unique_ptr<ShmSegment> segment)
+{
+    if (!segment) return;
+    // Release: this rank's last use of the segment happens before the creator reuses it.
+    std::atomic_ref(segment->header().released).fetch_add(1, std::memory_order_release);
+    std::lock_guard lock(mutex_);
+    // A creator's segment whose name no longer works cannot be shared again.
+    if (limit_ == 0 || (segment->creator() && !segment->openable())) return;
+    kept_.push_back(std::move(segment));
+    while (kept_.size() > limit_) kept_.pop_front();
+}
+
+void SegmentPool::drain()
+{
+    std::lock_guard lock(mutex_);
+    kept_.clear();
 }
 
 } // namespace loom

@@ -30,6 +30,9 @@ typedef struct mca_coll_loom_component_t {
     char *forced[LOOM_COLL_COUNT];
     size_t segment_size; /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
+    int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
+                               at the Nth call loom's rules would serve with one */
+    int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
     int rules_strict;       /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
@@ -66,9 +69,14 @@ typedef struct mca_coll_loom_module_t {
     /* The rule tables narrowed to this communicator (mca_coll_loom_rules), NULL until its
      * first call. */
     void *rules;
-    /* loom's shared-memory segment for this communicator, set up by the first shm call
-     * (loom_shm_release frees it with the module). */
+    /* loom's shared-memory segment for this communicator (loom_shm_release frees it with the
+     * module), and its state (LOOM_SEGMENT_*): NOT_YET until the communicator has made
+     * coll_loom_shm_min_calls calls that would use it (segment_wanted counts them; every
+     * rank counts the same calls, so all set it up at the same one), or a forced algorithm
+     * needs it; then READY, or NONE if it could not be had. */
     void *shm;
+    int segment;
+    int segment_wanted;
     /* The same for the shared-memory phases of hierarchical algorithms, among this rank's
      * node's ranks. */
     void *node_shm;

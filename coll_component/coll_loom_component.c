@@ -36,6 +36,8 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .output = -1,
     .segment_size = 256 * 1024,
     .pat_buffer_size = 1024 * 1024,
+    .shm_min_calls = 16,
+    .shm_pool = 4,
 };
 
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
@@ -95,6 +97,27 @@ static int loom_register(void)
         "as many blocks as fit, and blocks larger than the buffer travel in pieces",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.pat_buffer_size);
+
+    mca_coll_loom_component.shm_min_calls = 16;
+    (void) mca_base_component_var_register(
+        c, "shm_min_calls",
+        "A communicator whose ranks share a node gets loom's shared-memory segment (for the shm "
+        "algorithms) at the Nth call loom's rules would serve with it; the calls before are "
+        "served without it. Setting one up costs about as much as a hundred small calls save, "
+        "and most communicators are used a few times. 0 or 1: at the first such call. A "
+        "forced shm algorithm gets the segment at once",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.shm_min_calls);
+
+    mca_coll_loom_component.shm_pool = 4;
+    (void) mca_base_component_var_register(
+        c, "shm_pool",
+        "Shared-memory segments of freed communicators each process keeps for reuse by the next "
+        "communicators (a segment is reused only once every rank that used it freed its "
+        "communicator); 0 unmaps every segment with its communicator. A kept segment takes "
+        "about 192 KiB per rank of the communicator that used it",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.shm_pool);
 
     mca_coll_loom_component.rules_path = NULL;
     (void) mca_base_component_var_register(
@@ -182,12 +205,14 @@ static int loom_open(void)
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     check_forced_algorithms();
     load_rules();
+    loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t) mca_coll_loom_component.shm_pool : 0);
     mca_coll_loom_publish_place();
     return OMPI_SUCCESS;
 }
 
 static int loom_close(void)
 {
+    loom_shm_pool_drain();
     if (mca_coll_loom_component.output >= 0) opal_output_close(mca_coll_loom_component.output);
     mca_coll_loom_component.output = -1;
     return OMPI_SUCCESS;

@@ -27,6 +27,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 #undef CLEAR
     m->rules = NULL;
     m->shm = NULL;
+    m->segment = LOOM_SEGMENT_NOT_YET;
+    m->segment_wanted = 0;
     m->node_shm = NULL;
     m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));

@@ -75,6 +75,22 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
                         ompi_comm_size(comm), why);
 }
 
+/* Sets up comm's shared segment, inside the call of `coll` every rank has reached. */
+static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    loom_pml_transport_t transport;
+    loom_pml_transport_init(&transport, comm, module, tags[coll]);
+    transport.ops.shared_state = &module->shm;
+    const int ready = loom_shm_setup(&transport.ops);
+    const int rc = loom_pml_transport_fini(&transport);
+    if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
+        opal_output(mca_coll_loom_component.output,
+                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it",
+                    comm->c_name, 1 == ready ? "set up" : "unavailable (messages serve instead)",
+                    module->segment_wanted);
+    return 1 == ready && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+}
+
 const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
                             mca_coll_loom_module_t *module, const char **why, const char **rule)
 {
@@ -83,8 +99,23 @@ const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
         *why = "out of memory for loom's rule tables";
         return NULL;
     }
-    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], rules, why,
-                       rule);
+    const char *forced = mca_coll_loom_component.forced[call->coll];
+    const size_t segment_bytes = call->segment_bytes, buffer_bytes = call->buffer_bytes;
+    call->segment = module->segment;
+    call->wants_segment = 0;
+    const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+    if (!call->wants_segment) return algorithm;
+    /* A shared segment pays back its set-up only over many calls, and most communicators
+     * live for a few: it is made at the coll_loom_shm_min_calls-th call that wants it (at
+     * once for a forced algorithm). Every rank counts the same calls. */
+    const int is_forced = NULL != forced && '\0' != forced[0];
+    if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
+    module->segment = make_segment(call->coll, comm, module);
+    call->segment = module->segment;
+    call->wants_segment = 0;
+    call->segment_bytes = segment_bytes; /* the first choice's rule options do not carry over */
+    call->buffer_bytes = buffer_bytes;
+    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
 
 static int to_ompi_error(int rc)

@@ -412,7 +412,7 @@ const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Ca
                 return &rule;
             }
             const Algorithm* algo = find_algorithm(rule.collective, rule.algorithm);
-            const auto no = algo ? why_not(*algo, CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node})
+            const auto no = algo ? why_not(*algo, CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node, call.segment})
                                  : std::optional<std::string_view>("no such algorithm");
             if (no) {
                 if (trace) trace->push_back({&rule, "matches, but " + rule.algorithm + " cannot serve the call: " + std::string(*no)});

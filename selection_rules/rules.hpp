@@ -116,6 +116,9 @@ struct Call {
     // reduction wrong (4.1's AVX SUM saturates 8- and 16-bit integers; loom's kernels wrap,
     // as MPI requires), so handing it on would change the answer.
     bool fallback_allowed = true;
+    // false: algorithms that need a shared-memory segment are passed over (the communicator
+    // has none, yet or at all).
+    bool segment = true;
 };
 
 // Why a fallback rule is passed over when the call does not allow it.

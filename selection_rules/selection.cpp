@@ -123,7 +123,9 @@ const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
             if (call.fallback_allowed) return &c;
             continue;
         }
-        if (!why_not(*c.algorithm, CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node})) return &c;
+        if (!why_not(*c.algorithm,
+                     CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node, call.segment}))
+            return &c;
     }
     return nullptr;
 }

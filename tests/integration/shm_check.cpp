@@ -207,15 +207,18 @@ void write_pid(const char* dir)
     for (int i = 0;; ++i) {
         if (in_setup && i == 5) {
             // Everyone creates a new communicator; its first shm call sets up a segment.
+            // Rank 0's descriptors for the live and kept segments, counted before the dup,
+            // which rank 0 cannot leave (and start setting up) before rank 1 enters it.
+            const int held = world_rank == 1 ? loom_descriptors(std::to_string(rank0_pid)) : 0;
             MPI_Comm fresh;
             MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
             Comm f = make_comm(fresh, "a fresh dup");
             if (world_rank == 1) {
                 // Wait until rank 0 has created the segment (its name appears in /dev/shm, or
-                // it holds a memfd open), so the abort comes while rank 0 waits for the others
-                // to map it.
+                // it holds one more memfd open than for the live and kept segments), so the
+                // abort comes while rank 0 waits for the others to map it.
                 auto creating = [&] {
-                    return named_segments_of(rank0_pid) != 0 || loom_descriptors(std::to_string(rank0_pid)) != 0;
+                    return named_segments_of(rank0_pid) != 0 || loom_descriptors(std::to_string(rank0_pid)) > held;
                 };
                 const auto wait = Clock::now();
                 while (!creating() && seconds_since(wait) < 10)

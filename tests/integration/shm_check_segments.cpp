@@ -76,17 +76,49 @@ int named_segments_of(long pid)
     return n;
 }
 
-// Checks this process's segments against the communicators still alive. Called between
-// collectives, so every segment this process created has been unlinked already.
+// loom's coll_loom_shm_pool: how many freed segments a process keeps (read through MPI_T).
+int pool_limit()
+{
+    static int limit = [] {
+        int provided, index, count, value = -1;
+        MPI_T_cvar_handle handle;
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        if (MPI_T_cvar_get_index("coll_loom_shm_pool", &index) == MPI_SUCCESS &&
+            MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+            MPI_T_cvar_read(handle, &value);
+            MPI_T_cvar_handle_free(&handle);
+        }
+        MPI_T_finalize();
+        if (value < 0) fail("cannot read coll_loom_shm_pool through MPI_T");
+        return value < 0 ? 0 : value;
+    }();
+    return limit;
+}
+
+// Checks this process's segments against the communicators still alive. Without a pool
+// (coll_loom_shm_pool 0) exactly: one mapping per live communicator that used shm, no open
+// descriptor (the creator closes the path once all mapped). With a pool of N: the live ones
+// plus at most N kept for reuse; the creator of a live or kept segment holds its descriptor,
+// so that later communicators can map it. Called between collectives.
 int check_segments(const std::vector<const Comm*>& live, const std::string& when)
 {
-    int want = 0;
-    for (const Comm* c : live) want += c->mapped;
+    int want = 0, created = 0;
+    for (const Comm* c : live) {
+        want += c->mapped;
+        created += c->mapped && c->rank == 0;
+    }
+    const int pool = pool_limit();
     const int mapped = loom_mappings(), fds = loom_descriptors(), named = named_segments_of(long(getpid()));
-    if (mapped != want)
+    if (mapped < want || mapped > want + pool)
         fail(when + ": " + std::to_string(mapped) + " mappings of loom segments in /proc/self/maps, expected " +
-             std::to_string(want) + " (one per live communicator that used shm)");
-    if (fds != 0) fail(when + ": " + std::to_string(fds) + " open descriptors of loom segments");
+             std::to_string(want) + (pool > 0 ? " to " + std::to_string(want + pool) : "") +
+             " (one per live communicator that used shm, plus up to coll_loom_shm_pool=" + std::to_string(pool) +
+             " kept)");
+    const int fds_low = pool > 0 ? created : 0, fds_high = pool > 0 ? created + pool : 0;
+    if (fds < fds_low || fds > fds_high)
+        fail(when + ": " + std::to_string(fds) + " open descriptors of loom segments, expected " +
+             std::to_string(fds_low) + " to " + std::to_string(fds_high) + " (coll_loom_shm_pool=" +
+             std::to_string(pool) + ")");
     if (named != 0) fail(when + ": " + std::to_string(named) + " names this process created are still in /dev/shm");
     ++cases;
     return mapped;

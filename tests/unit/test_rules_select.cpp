@@ -662,3 +662,60 @@ TEST_CASE("a communicator on several nodes carries the leaders' rules; hierarchi
     load_user_rules("");
     std::remove(path.c_str());
 }
+
+TEST_CASE("loom_choose: algorithms that need a shared segment wait for one, and say they want it", "[rules]")
+{
+    const TempFile f("loom-rules 1\n"
+                     "allreduce * 0-1K shm\n"
+                     "allreduce * 0-1K recursive_doubling\n");
+    for (const Diagnostic& d : load_user_rules(f.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    const char* hosts[] = {"a", "a", "a"};
+    void* resolved = loom_rules_resolve(3, hosts);
+    REQUIRE(resolved != nullptr);
+    auto choose_with = [&](int segment, const char* forced, const char** why = nullptr) {
+        loom_call_t lc{};
+        lc.coll = LOOM_COLL_ALLREDUCE;
+        lc.count = 1;
+        lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+        lc.segment = segment;
+        const char* rule = nullptr;
+        const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
+        return std::pair{std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
+    };
+    // The segment is there: the shm rule serves.
+    CHECK(choose_with(LOOM_SEGMENT_READY, "") == std::pair{std::string("shm"), 0});
+    // Not yet: the next rule serves, and the glue hears that shm was wanted (it counts such
+    // calls and makes the segment once they pay back).
+    CHECK(choose_with(LOOM_SEGMENT_NOT_YET, "") == std::pair{std::string("recursive_doubling"), 1});
+    // Never (it could not be had): the next rule, and nothing to want.
+    CHECK(choose_with(LOOM_SEGMENT_NONE, "") == std::pair{std::string("recursive_doubling"), 0});
+    // Forced shm: declined until there is a segment, and wanted at once while there may be one.
+    const char* why = nullptr;
+    CHECK(choose_with(LOOM_SEGMENT_NOT_YET, "shm", &why) == std::pair{std::string("(declined)"), 1});
+    CHECK(choose_with(LOOM_SEGMENT_NONE, "shm", &why) == std::pair{std::string("(declined)"), 0});
+    REQUIRE(why != nullptr);
+    CHECK(std::string(why) == kNoSegment);
+    CHECK(choose_with(LOOM_SEGMENT_READY, "shm") == std::pair{std::string("shm"), 0});
+    // An algorithm that needs no segment does not care.
+    CHECK(choose_with(LOOM_SEGMENT_NONE, "ring") == std::pair{std::string("ring"), 0});
+    loom_rules_release(resolved);
+    load_user_rules("");
+}
+
+TEST_CASE("rules: tables are narrowed once per communicator shape and shared", "[rules]")
+{
+    load_user_rules("");
+    const auto a = resolved_for(4, 1, 4), b = resolved_for(4, 1, 4), c = resolved_for(4, 2, 2);
+    CHECK(a.get() == b.get());
+    CHECK(a.get() != c.get());
+    CHECK(c->leaders != nullptr);
+    CHECK(c->leaders.get() == resolved_for(2, 2, 1).get());
+    // New user rules start afresh; tables handed out before stay valid.
+    const TempFile f("loom-rules 1\nallreduce 4 * ring\n");
+    REQUIRE(load_user_rules(f.path.string()).empty());
+    const auto d = resolved_for(4, 1, 4);
+    CHECK(d.get() != a.get());
+    CHECK(d->candidates[std::size_t(Collective::allreduce)].size() ==
+          a->candidates[std::size_t(Collective::allreduce)].size() + 1);
+    load_user_rules("");
+}
