@@ -10,6 +10,7 @@
 //   mpirun ... collectives_check [--only COLLECTIVE]
 #include "check_harness.hpp"
 
+#include "check_common.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <cstdio>
@@ -43,29 +44,8 @@ const std::vector<CollectiveChecks> kCollectives = {
     {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
 };
 
-// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks, and the most
-// ranks on one of them.
-int count_nodes(MPI_Comm comm, int* most)
-{
-    MPI_Comm local;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    int local_rank = 0, local_size = 0, nodes = 0;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_size(local, &local_size);
-    const int leader = local_rank == 0 ? 1 : 0;
-    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
-    MPI_Allreduce(&local_size, most, 1, MPI_INT, MPI_MAX, comm);
-    MPI_Comm_free(&local);
-    return nodes;
-}
-
-void set_control(const std::string& var, const void* value)
-{
-    if (!loom::tools::set_loom_control(var, value)) {
-        std::fprintf(stderr, "FAIL: cannot set %s through MPI_T\n", var.c_str());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-}
+using check_common::count_nodes;
+using check_common::set_control;
 
 // Forces `algorithm` ("name" or "name@buffer_bytes") and returns the bare name.
 std::string force(const char* collective, const std::string& algorithm)

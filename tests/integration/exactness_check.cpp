@@ -22,6 +22,7 @@
 // collective, algorithm, kind of call and region, and `exactness_check np=N: C checks, F failures`.
 #include "exactness_harness.hpp"
 
+#include "check_common.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <algorithm>
@@ -50,29 +51,8 @@ const CollectiveCheck kChecks[] = {
     {loom::Collective::barrier, exact::check_barrier},
 };
 
-// The nodes a communicator spans, as MPI_COMM_TYPE_SHARED groups its ranks, and the most
-// ranks on one of them (as collectives_check counts them).
-int count_nodes(MPI_Comm comm, int* most)
-{
-    MPI_Comm local;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    int local_rank = 0, local_size = 0, nodes = 0;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_size(local, &local_size);
-    const int leader = local_rank == 0 ? 1 : 0;
-    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
-    MPI_Allreduce(&local_size, most, 1, MPI_INT, MPI_MAX, comm);
-    MPI_Comm_free(&local);
-    return nodes;
-}
-
-void set_control(const std::string& var, const void* value)
-{
-    if (!loom::tools::set_loom_control(var, value)) {
-        std::fprintf(stderr, "FAIL: cannot set %s through MPI_T\n", var.c_str());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-}
+using check_common::count_nodes;
+using check_common::set_control;
 
 // One pass over a collective's calls: loom's choice (name ""), or an algorithm forced with
 // PAT's buffer and the segment size set as given.
