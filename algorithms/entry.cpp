@@ -3,7 +3,6 @@
 // exception into an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
-#include "selection.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
 #include "shm.hpp"
@@ -83,6 +82,7 @@ using namespace loom;
 extern "C" void loom_shm_release(void* state) { shm_release(state); }
 extern "C" void loom_shm_pool_limit(std::size_t segments) { SegmentPool::instance().set_limit(segments); }
 extern "C" void loom_shm_pool_drain(void) { SegmentPool::instance().drain(); }
+extern "C" std::size_t loom_shm_segment_bytes(int comm_size) { return ShmComm::segment_bytes(comm_size); }
 
 extern "C" int loom_shm_setup(const loom_transport_t* transport)
 {
@@ -121,6 +121,8 @@ std::size_t sum(const std::size_t* counts, int n)
 //   allgather(v)                the whole gathered vector: sum(counts) bytes
 //   alltoall                    one block: the bytes each rank sends to each peer
 //   barrier                     0
+} // namespace
+
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     switch (collective_of(call)) {
@@ -137,11 +139,7 @@ std::size_t message_bytes(const loom_call_t& call, int comm_size)
     return 0;
 }
 
-bool reduces(Collective c)
-{
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
-           c == Collective::reduce_scatter_block;
-}
+namespace {
 
 // Calls the algorithm with the argument record of its collective.
 struct Dispatch {
@@ -206,190 +204,6 @@ extern "C" void loom_algorithm_names(loom_coll_t coll, char* buf, std::size_t si
     const std::size_t n = std::min(names.size(), size - 1);
     names.copy(buf, n);
     buf[n] = '\0';
-}
-
-extern "C" int loom_rules_load(const char* path, char** report)
-{
-    *report = nullptr;
-    std::vector<rules::Diagnostic> diagnostics;
-    try {
-        diagnostics = rules::load_user_rules(path != nullptr ? path : "");
-    } catch (...) {
-        diagnostics.push_back({rules::Diagnostic::Severity::error, path, 0, 0, "cannot load the rule file"});
-    }
-    std::string text;
-    int errors = 0;
-    for (const auto& d : diagnostics) {
-        text += d.to_string() + "\n";
-        errors += d.severity == rules::Diagnostic::Severity::error;
-    }
-    if (!text.empty()) {
-        *report = static_cast<char*>(std::malloc(text.size() + 1));
-        if (*report != nullptr) std::memcpy(*report, text.c_str(), text.size() + 1);
-    }
-    return errors;
-}
-
-// A handle is a shared reference to the process's tables for the communicator's shape.
-using ResolvedHandle = std::shared_ptr<const rules::Resolved>;
-
-extern "C" void* loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node)
-{
-    try {
-        return new ResolvedHandle(rules::resolved_for(comm_size, nodes, ranks_per_node));
-    } catch (...) {
-        return nullptr;
-    }
-}
-
-extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
-{
-    try {
-        std::vector<std::string> hosts;
-        if (hostnames != nullptr) hosts.assign(hostnames, hostnames + comm_size);
-        const rules::NodeShape shape = rules::node_shape(hosts);
-        return loom_rules_resolve_shape(comm_size, shape.nodes, shape.ranks_per_node);
-    } catch (...) {
-        return nullptr;
-    }
-}
-
-extern "C" void loom_rules_release(void* resolved) { delete static_cast<ResolvedHandle*>(resolved); }
-
-namespace {
-const rules::Resolved* tables_of(const void* resolved)
-{
-    return resolved != nullptr ? static_cast<const ResolvedHandle*>(resolved)->get() : nullptr;
-}
-} // namespace
-
-namespace {
-// The flat algorithm the node leaders of a hierarchical call run: the rule's leaders= option,
-// else the rule table's choice for a communicator of one rank per node (a fallback rule is
-// passed over there: the leaders' phase cannot be handed to Open MPI), else nullptr (the
-// algorithm's own default). All of it depends only on what every rank shares.
-const Algorithm* leaders_for(Collective c, const rules::Resolved* table, const rules::Rule* rule, std::size_t bytes,
-                             bool commutative)
-{
-    if (table == nullptr || table->nodes < 2) return nullptr;
-    auto usable = [&](const Algorithm* a) {
-        return a != nullptr && !a->needs.topology &&
-               !why_not(*a, CallShape{table->nodes, bytes, commutative, table->nodes, 1});
-    };
-    if (rule != nullptr && !rule->leaders.empty()) {
-        const Algorithm* named = find_algorithm(c, rule->leaders);
-        if (usable(named)) return named;
-    }
-    if (table->leaders) {
-        const rules::Candidate* pick = rules::choose_candidate(
-            *table->leaders,
-            rules::Call{c, table->nodes, bytes, table->nodes, 1, rules::MemoryKind::host, commutative, false});
-        if (pick != nullptr && usable(pick->algorithm)) return pick->algorithm;
-    }
-    return nullptr;
-}
-
-int resolved_nodes(const void* resolved)
-{
-    return resolved != nullptr ? tables_of(resolved)->nodes : 0;
-}
-int resolved_ranks_per_node(const void* resolved)
-{
-    return resolved != nullptr ? tables_of(resolved)->ranks_per_node : 0;
-}
-// What each leader (or lane) of a hierarchical call moves between nodes: the whole message,
-// or for hierarchical_rs one of ranks-per-node slices.
-std::size_t leaders_bytes(const Algorithm& algo, const rules::Resolved* table, std::size_t bytes)
-{
-    return algo.needs.equal_nodes && table != nullptr && table->ranks_per_node > 0 ? bytes / std::size_t(table->ranks_per_node)
-                                                                                   : bytes;
-}
-} // namespace
-
-extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
-                                   const char** why, const char** rule_source)
-{
-    const Collective c = collective_of(*call);
-    const bool commutative = !reduces(c) || call->op.commutative != 0;
-    const std::size_t bytes = message_bytes(*call, comm_size);
-    const char* reason = "no rule chooses an algorithm that can serve this call";
-    bool by_rules = forced == nullptr || forced[0] == '\0';
-    if (!by_rules) {
-        // A forced algorithm is used or the call is declined; loom never silently swaps in
-        // another algorithm the user did not ask for - except where declining would give a
-        // wrong answer (Open MPI's saturating 8- and 16-bit sums): then the rules choose, as
-        // they do for such a call. The last lookup is remembered (the parameter's string
-        // changes only between collectives, through MPI_T).
-        thread_local struct {
-            const char* text;
-            const Algorithm* algorithm;
-        } last[kCollectiveCount] = {};
-        auto& memo = last[std::size_t(c)];
-        const Algorithm* algo = memo.text == forced && memo.algorithm != nullptr &&
-                                        std::strcmp(forced, memo.algorithm->name.data()) == 0
-                                    ? memo.algorithm
-                                    : find_algorithm(c, forced);
-        memo = {forced, algo};
-        const CallShape shape{comm_size, bytes, commutative, resolved_nodes(resolved), resolved_ranks_per_node(resolved),
-                              call->segment == LOOM_SEGMENT_READY};
-        if (algo == nullptr) reason = "the forced algorithm does not exist";
-        else if (auto no = why_not(*algo, shape)) {
-            reason = no->data();
-            // Only the segment is missing: the glue makes it now, for a forced algorithm.
-            if (call->segment == LOOM_SEGMENT_NOT_YET && *no == kNoSegment) call->wants_segment = 1;
-        }
-        else {
-            if (rule_source != nullptr) *rule_source = "forced";
-            if (algo->needs.topology)
-                call->leaders = leaders_for(c, tables_of(resolved), nullptr,
-                                            leaders_bytes(*algo, tables_of(resolved), bytes),
-                                            commutative);
-            call->chosen = algo;
-            return algo->name.data();
-        }
-        by_rules = call->keep_from_open_mpi != 0;
-    }
-    if (by_rules) {
-        try {
-            std::shared_ptr<const rules::Resolved> own;
-            const auto* table = tables_of(resolved);
-            if (table == nullptr) table = (own = rules::resolved_for(comm_size, 0, 0)).get();
-            rules::Call what{c, comm_size, bytes, table->nodes, table->ranks_per_node,
-                             call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
-                             commutative, call->keep_from_open_mpi == 0, true};
-            const rules::Candidate* chosen = rules::choose_candidate(*table, what);
-            if (call->segment != LOOM_SEGMENT_READY && chosen != nullptr && chosen->algorithm != nullptr &&
-                chosen->algorithm->needs.segment) {
-                // The rules want a segment the communicator does not have: say so, and take
-                // the choice without one.
-                call->wants_segment = call->segment == LOOM_SEGMENT_NOT_YET;
-                what.segment = false;
-                chosen = rules::choose_candidate(*table, what);
-            }
-            if (chosen != nullptr && chosen->algorithm == nullptr) {
-                // A fallback rule: the table says Open MPI's next component does this call
-                // better. Every rank reaches the same rule, so every rank declines alike.
-                const rules::Rule& rule = *chosen->rule;
-                if (rule_source != nullptr) *rule_source = rule.source.c_str();
-                // The reason was built by parse(); a rule made by hand has none.
-                reason = rule.fallback_reason.empty() ? "a fallback rule hands it to the next component"
-                                                      : rule.fallback_reason.c_str();
-            } else if (chosen != nullptr) {
-                const rules::Rule& rule = *chosen->rule;
-                if (rule.segment_bytes != 0) call->segment_bytes = rule.segment_bytes;
-                if (rule.buffer_bytes != 0) call->buffer_bytes = rule.buffer_bytes;
-                if (rule_source != nullptr) *rule_source = rule.source.c_str();
-                if (chosen->algorithm->needs.topology)
-                    call->leaders = leaders_for(c, table, &rule, leaders_bytes(*chosen->algorithm, table, bytes), commutative);
-                call->chosen = chosen->algorithm;
-                return chosen->algorithm->name.data();
-            }
-        } catch (...) {
-            reason = "loom could not evaluate its rules (out of memory)";
-        }
-    }
-    if (why != nullptr) *why = reason;
-    return nullptr;
 }
 
 void loom::run_call(const Algorithm& algorithm, Transport& net, MemoryOps& mem, const loom_call_t& call)

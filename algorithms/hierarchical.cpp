@@ -8,12 +8,12 @@
 //
 // Intra-node phases run the shared-memory family (shm.cpp) on the node's ranks, over the
 // transport's node_shared_state() slot, so on a real node they copy through one shared
-// segment; where there is no slot they use shm's messaging fallback (binomial trees,
-// recursive doubling, Bruck). The inter-node phase runs a flat algorithm among the heads:
-// the one the rule table chose for a communicator of one rank per node (AllreduceArgs::
-// leaders and friends, set by loom_choose; a rule's leaders=NAME option names it), or, when
-// none was set, recursive doubling (allreduce), a ring (allgather) or a binomial tree
-// (bcast, reduce).
+// segment; where the node has no segment they send messages (binomial trees, Bruck): see
+// node_reduce below. The inter-node phase runs the flat algorithm the chooser picked for the
+// heads (AllreduceArgs::leaders and friends, set by decide(): a rule's leaders=NAME option,
+// else the rule table's choice for a communicator of one rank per node, else the registry's
+// default: recursive doubling for allreduce, a ring for allgather, a binomial tree for bcast
+// and reduce). It is an error to call without it.
 //
 //   allreduce  1. reduce to the leader in the node   2. allreduce among leaders
 //              3. bcast from the leader in the node
@@ -48,6 +48,7 @@
 #include "hierarchical.hpp"
 
 #include "binomial.hpp"
+#include "bruck.hpp"
 #include "group_transport.hpp"
 #include "recursive_doubling.hpp"
 #include "registry.hpp"
@@ -81,11 +82,38 @@ std::vector<int> heads(const topo::Layout& layout, int root)
     return h;
 }
 
+// The inter-node phase runs the flat algorithm the chooser picked for the leaders
+// (AllreduceArgs::leaders and friends); hierarchical never picks one itself.
 template <class Fn, class Args>
-void run_leaders(const Algorithm* chosen, Fn fallback, Transport& net, MemoryOps& mem, const Args& args)
+void run_leaders(const Algorithm* chosen, Transport& net, MemoryOps& mem, const Args& args)
 {
-    Fn fn = chosen != nullptr ? std::get<Fn>(chosen->run) : fallback;
-    fn(net, mem, args);
+    if (chosen == nullptr || !std::holds_alternative<Fn>(chosen->run))
+        throw std::logic_error("hierarchical algorithm without its leaders' algorithm (decide() sets it)");
+    std::get<Fn>(chosen->run)(net, mem, args);
+}
+
+// The intra-node phases: the shm family over the node's segment (the transport's
+// node_shared_state() slot), or, where the node has none (no slot, a rank could not map it,
+// an element larger than a slot), messages: binomial trees for reduce and bcast, Bruck for
+// allgather. This is hierarchical's own schedule, decided alike on every rank of a node;
+// whichever runs, the call is served by "hierarchical".
+void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args)
+{
+    ShmComm* shm = shm_comm(node);
+    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) shm_reduce(*shm, mem, args);
+    else binomial_reduce(node, mem, args);
+}
+
+void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args)
+{
+    if (ShmComm* shm = shm_comm(node)) shm_bcast(*shm, mem, args);
+    else binomial_bcast(node, mem, args);
+}
+
+void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args)
+{
+    if (ShmComm* shm = shm_comm(node)) shm_allgather(*shm, mem, args);
+    else bruck_allgather(node, mem, args);
 }
 
 } // namespace
@@ -102,19 +130,19 @@ void hierarchical_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs&
     // 1. The node's sum arrives at its leader, in recvbuf.
     if (node.size() > 1) {
         const void* input = args.in_place() ? (leader ? nullptr : args.recvbuf) : args.sendbuf;
-        shm_reduce(node, mem, ReduceArgs{input, leader ? args.recvbuf : nullptr, args.count, args.op, 0});
+        node_reduce(node, mem, ReduceArgs{input, leader ? args.recvbuf : nullptr, args.count, args.op, 0});
     } else if (!args.in_place()) {
         mem.copy(args.recvbuf, args.sendbuf, bytes);
     }
     // 2. The leaders combine their nodes' sums.
     if (leader && layout.nodes() > 1) {
         GroupTransport leaders(net, layout.leaders());
-        run_leaders<AllreduceFn>(args.leaders, &recursive_doubling_allreduce, leaders, mem,
+        run_leaders<AllreduceFn>(args.leaders, leaders, mem,
                                  AllreduceArgs{nullptr, args.recvbuf, args.count, args.op, args.segment_bytes,
                                                args.buffer_bytes});
     }
     // 3. Every leader hands the result to its node.
-    if (node.size() > 1) shm_bcast(node, mem, BcastArgs{args.recvbuf, bytes, 0, args.segment_bytes});
+    if (node.size() > 1) node_bcast(node, mem, BcastArgs{args.recvbuf, bytes, 0, args.segment_bytes});
 }
 
 void hierarchical_rs_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
@@ -156,7 +184,7 @@ void hierarchical_rs_allreduce(Transport& net, MemoryOps& mem, const AllreduceAr
         std::vector<int> lane;
         for (int k = 0; k < layout.nodes(); ++k) lane.push_back(layout.node_ranks(k)[std::size_t(i)]);
         GroupTransport lane_net(net, lane);
-        run_leaders<AllreduceFn>(args.leaders, &recursive_doubling_allreduce, lane_net, mem,
+        run_leaders<AllreduceFn>(args.leaders, lane_net, mem,
                                  AllreduceArgs{nullptr, mine, slices.length(i), args.op, args.segment_bytes,
                                                args.buffer_bytes});
     }
@@ -164,7 +192,7 @@ void hierarchical_rs_allreduce(Transport& net, MemoryOps& mem, const AllreduceAr
     if (L > 1) {
         std::vector<std::size_t> bytes(static_cast<std::size_t>(L));
         for (int b = 0; b < L; ++b) bytes[std::size_t(b)] = slices.length(b) * es;
-        shm_allgather(node, mem, AllgatherArgs{nullptr, data, bytes});
+        node_allgather(node, mem, AllgatherArgs{nullptr, data, bytes});
     }
 }
 
@@ -179,13 +207,13 @@ void hierarchical_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
     // 1. The root's data reaches every node's head.
     if (layout.nodes() > 1 && head[std::size_t(my_node)] == r) {
         GroupTransport heads_net(net, head);
-        run_leaders<BcastFn>(args.leaders, &binomial_bcast, heads_net, mem,
+        run_leaders<BcastFn>(args.leaders, heads_net, mem,
                              BcastArgs{args.buf, args.bytes, layout.node_of(args.root), args.segment_bytes});
     }
     // 2. Each head hands it to its node.
     GroupTransport node(net, layout.node_ranks(my_node), net.node_shared_state());
     if (node.size() > 1)
-        shm_bcast(node, mem, BcastArgs{args.buf, args.bytes, layout.local_index(head[std::size_t(my_node)]),
+        node_bcast(node, mem, BcastArgs{args.buf, args.bytes, layout.local_index(head[std::size_t(my_node)]),
                                        args.segment_bytes});
 }
 
@@ -209,7 +237,7 @@ void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
         std::byte* into = nullptr;
         if (is_root) into = static_cast<std::byte*>(args.recvbuf);
         else if (is_head) into = (partial_buf = mem.scratch(bytes)).get();
-        shm_reduce(node, mem,
+        node_reduce(node, mem,
                    ReduceArgs{is_root && args.in_place() ? nullptr : args.sendbuf, into, args.count, args.op,
                               layout.local_index(head[std::size_t(my_node)])});
         if (is_head && !is_root) partial = into;
@@ -219,7 +247,7 @@ void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
     // 2. The heads reduce their nodes' sums to the root.
     if (is_head && layout.nodes() > 1) {
         GroupTransport heads_net(net, head);
-        run_leaders<ReduceFn>(args.leaders, &binomial_reduce, heads_net, mem,
+        run_leaders<ReduceFn>(args.leaders, heads_net, mem,
                               ReduceArgs{is_root ? nullptr : partial, is_root ? args.recvbuf : nullptr, args.count,
                                          args.op, layout.node_of(args.root)});
     }
@@ -259,17 +287,17 @@ void hierarchical_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs&
     if (node.size() > 1) {
         std::vector<std::size_t> member_bytes;
         for (int q : members) member_bytes.push_back(blocks.length(q));
-        shm_allgather(node, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
+        node_allgather(node, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
     } else if (!own_in_place) {
         mem.copy(my_part, own, blocks.length(r));
     }
     // 2. Leaders exchange whole node parts.
     if (node.rank() == 0 && N > 1) {
         GroupTransport leaders(net, layout.leaders());
-        run_leaders<AllgatherFn>(args.leaders, &ring_allgather, leaders, mem, AllgatherArgs{nullptr, all, node_bytes});
+        run_leaders<AllgatherFn>(args.leaders, leaders, mem, AllgatherArgs{nullptr, all, node_bytes});
     }
     // 3. Leaders hand everything to their node.
-    if (node.size() > 1) shm_bcast(node, mem, BcastArgs{all, node_parts.total(), 0});
+    if (node.size() > 1) node_bcast(node, mem, BcastArgs{all, node_parts.total(), 0});
     // 4. Node order to rank order, where they differ.
     if (!rank_order)
         for (int k = 0; k < N; ++k) {

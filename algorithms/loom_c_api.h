@@ -157,6 +157,9 @@ enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
  * describes a communicator whose segment is there. */
 enum { LOOM_SEGMENT_READY = 0, LOOM_SEGMENT_NOT_YET = 1, LOOM_SEGMENT_NONE = 2 };
 
+/* Bytes of the shared-memory segment of a communicator of comm_size ranks. */
+size_t loom_shm_segment_bytes(int comm_size);
+
 /* Makes the shared-memory segment of the communicator `transport` runs on (stored in its
  * shared_state; every rank of the communicator must call it at the same point of the same
  * collective). Returns 1 if every rank mapped it, 0 if the segment cannot be had (the same
@@ -206,6 +209,13 @@ void loom_rules_release(void *resolved);
  * tables (static, or loaded once before any call). */
 const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, const void *resolved,
                         const char **why, const char **rule);
+
+/* The options the chosen algorithm of `call` (after loom_choose) runs with, as
+ * `loom-rules explain` prints them ("segment=262144, leaders=binomial", "none"): a rule's
+ * segment=/buffer= value, else segment_param / buffer_param (the MCA parameters). Empty if
+ * nothing was chosen. For verbose output. */
+void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, char *buf,
+                         size_t size);
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);

@@ -20,10 +20,14 @@ namespace {
 constexpr Needs kCommutative{.commutative_op = true};
 constexpr Needs kAny{};
 constexpr Needs kOneNode{.same_node = true, .segment = true};
-constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true, .segment = true};
+constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true, .segment = true, .element_in_slot = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
 constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true, .equal_nodes = true};
+
+constexpr Reads kSegmented{.segment_size = true};
+constexpr Reads kPatBuffer{.pat_buffer = true};
+constexpr Reads kLeaders{.leaders = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -36,7 +40,7 @@ const std::array kAlgorithms = {
               "2(P-1) steps; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_allreduce}},
     Algorithm{"ring_pipelined", Collective::allreduce,
               "ring with segmented blocks: reduction overlaps transfer",
-              "2(P-1) m steps, m segments per block; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_pipelined_allreduce}},
+              "2(P-1) m steps, m segments per block; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_pipelined_allreduce}, kSegmented},
     Algorithm{"halving_doubling", Collective::allreduce,
               "recursive-halving reduce-scatter then recursive-doubling allgather (Rabenseifner)",
               "2 lg P steps (+2 off powers of two); 2(P-1)/P S", kCommutative,
@@ -46,7 +50,7 @@ const std::array kAlgorithms = {
               "lg P steps (+2 off powers of two); S lg P", kAny, AllreduceFn{&recursive_doubling_allreduce}},
     Algorithm{"pat", Collective::allreduce, "PAT reduce-scatter then PAT allgather (Parallel Aggregated Trees)",
               "2 (lg A + D-1) messages, A = blocks per message (buffer-bound), D = 2^ceil(lg P)/A; 2(P-1)/P S",
-              kCommutative, AllreduceFn{&pat_allreduce}},
+              kCommutative, AllreduceFn{&pat_allreduce}, kPatBuffer},
     Algorithm{"binomial", Collective::allreduce, "binomial reduce to rank 0 then binomial bcast; order-preserving",
               "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny, AllreduceFn{&binomial_allreduce}},
     Algorithm{"shm", Collective::allreduce, "shared memory: copy in, each rank reduces a slice, copy out",
@@ -55,11 +59,11 @@ const std::array kAlgorithms = {
     Algorithm{"hierarchical", Collective::allreduce,
               "reduce in each node, allreduce among node leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes (S lg N by default)", kTopologyCommutative,
-              AllreduceFn{&hierarchical_allreduce}},
+              AllreduceFn{&hierarchical_allreduce}, kLeaders, "recursive_doubling"},
     Algorithm{"hierarchical_rs", Collective::allreduce,
               "reduce-scatter in each node, allreduce of each slice across nodes, allgather in each node",
               "intra-node 2(L-1)/L S (ring) + L lanes of the leaders' algorithm on N ranks with S/L each",
-              kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}},
+              kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}, kLeaders, "recursive_doubling"},
     // reduce_scatter and reduce_scatter_block
     Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
               ReduceScatterFn{&ring_reduce_scatter}},
@@ -68,7 +72,7 @@ const std::array kAlgorithms = {
               ReduceScatterFn{&halving_doubling_reduce_scatter}},
     Algorithm{"pat", Collective::reduce_scatter, "PAT: near first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
-              ReduceScatterFn{&pat_reduce_scatter}},
+              ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
     Algorithm{"ring", Collective::reduce_scatter_block, "ring reduce-scatter", "P-1 steps; (P-1)/P S",
               kCommutative, ReduceScatterFn{&ring_reduce_scatter}},
     Algorithm{"halving_doubling", Collective::reduce_scatter_block,
@@ -76,7 +80,7 @@ const std::array kAlgorithms = {
               kCommutative, ReduceScatterFn{&halving_doubling_reduce_scatter}},
     Algorithm{"pat", Collective::reduce_scatter_block, "PAT: near first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
-              ReduceScatterFn{&pat_reduce_scatter}},
+              ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
     Algorithm{"shm", Collective::reduce_scatter_block, "shared memory: copy the input in, each rank reduces its block",
               "1 sync per chunk; S copied in, S/P x P reduced per rank", kOneNodeCommutative,
               ReduceScatterFn{&shm_reduce_scatter_block}},
@@ -89,13 +93,13 @@ const std::array kAlgorithms = {
               "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
     Algorithm{"pat", Collective::allgather, "PAT: far first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
-              AllgatherFn{&pat_allgather}},
+              AllgatherFn{&pat_allgather}, kPatBuffer},
     Algorithm{"shm", Collective::allgather, "shared memory: each copies its block in, everyone copies all out",
               "1 sync per chunk; S/P in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
     Algorithm{"hierarchical", Collective::allgather,
               "allgather in each node, node parts among leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
-              AllgatherFn{&hierarchical_allgather}},
+              AllgatherFn{&hierarchical_allgather}, kLeaders, "ring"},
     Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
     Algorithm{"recursive_doubling", Collective::allgatherv,
@@ -105,24 +109,24 @@ const std::array kAlgorithms = {
               "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
     Algorithm{"pat", Collective::allgatherv, "PAT: far first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
-              AllgatherFn{&pat_allgather}},
+              AllgatherFn{&pat_allgather}, kPatBuffer},
     Algorithm{"shm", Collective::allgatherv, "shared memory: each copies its block in, everyone copies all out",
               "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
     Algorithm{"hierarchical", Collective::allgatherv,
               "allgather in each node, node parts among leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
-              AllgatherFn{&hierarchical_allgather}},
+              AllgatherFn{&hierarchical_allgather}, kLeaders, "ring"},
     // bcast
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
               "ceil(lg P) + m-1 steps for m segments; S per edge",
-              kAny, BcastFn{&binomial_bcast}},
+              kAny, BcastFn{&binomial_bcast}, kSegmented},
     Algorithm{"scatter_allgather", Collective::bcast, "binomial scatter then ring allgather (van de Geijn)",
               "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
     Algorithm{"shm", Collective::bcast, "shared memory: the root copies in, everyone copies out",
               "1 sync per 32 KiB chunk; S in at the root, S out elsewhere", kOneNode, BcastFn{&shm_bcast}},
     Algorithm{"hierarchical", Collective::bcast, "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
-              BcastFn{&hierarchical_bcast}},
+              BcastFn{&hierarchical_bcast}, kLeaders, "binomial"},
     // reduce
     Algorithm{"binomial", Collective::reduce, "binomial tree to the root; order-preserving",
               "ceil(lg P) steps; S per edge", kAny, ReduceFn{&binomial_reduce}},
@@ -132,7 +136,7 @@ const std::array kAlgorithms = {
               "2 syncs per 32 KiB chunk; S in, S/P reduced per rank", kOneNodeCommutative, ReduceFn{&shm_reduce}},
     Algorithm{"hierarchical", Collective::reduce, "reduce in each node to its head, then among heads to the root",
               "an intra-node shm reduce + the leaders' algorithm on N nodes (ceil(lg N) steps by default)",
-              kTopologyCommutative, ReduceFn{&hierarchical_reduce}},
+              kTopologyCommutative, ReduceFn{&hierarchical_reduce}, kLeaders, "binomial"},
     // barrier
     Algorithm{"bruck", Collective::barrier, "dissemination: to rank + 2^k, from rank - 2^k",
               "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
@@ -187,6 +191,11 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.same_node && call.nodes != 1)
         return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
                                : "it needs every rank on one node";
+    if (algo.needs.element_in_slot) {
+        const std::size_t per_slot =
+            call.element_bytes * (algo.collective == Collective::reduce_scatter_block ? std::size_t(call.comm_size) : 1);
+        if (per_slot > ShmComm::kSlotBytes) return "an element (one per rank for reduce_scatter_block) is larger than a 32 KiB slot";
+    }
     if (algo.needs.segment && !call.segment) return kNoSegment;
     return std::nullopt;
 }

@@ -27,6 +27,13 @@ inline constexpr int kCollectiveCount = LOOM_COLL_COUNT;
 
 std::string_view to_string(Collective c);
 
+// Does the collective combine data with an op (and so have an op's commutativity)?
+constexpr bool reduces(Collective c)
+{
+    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
+           c == Collective::reduce_scatter_block;
+}
+
 // What an algorithm needs of a call before it may serve it.
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
@@ -35,6 +42,17 @@ struct Needs {
     bool topology = false;       // the nodes must be known (hierarchical algorithms)
     bool equal_nodes = false;    // every node the same number of ranks (and known)
     bool segment = false;        // a shared-memory segment on the communicator (the shm family)
+    // The data of one element (reductions: an element of the op; reduce_scatter_block: one
+    // element for each rank) fits one 32 KiB slot of the segment (the shm reductions).
+    bool element_in_slot = false;
+};
+
+// The tuning options an algorithm reads (rule options and MCA parameters): tools, the tests'
+// forced-algorithm loops and the docs take them from here.
+struct Reads {
+    bool segment_size = false; // coll_loom_segment_size, a rule's segment=
+    bool pat_buffer = false;   // coll_loom_pat_buffer_size, a rule's buffer=
+    bool leaders = false;      // a rule's leaders=: the flat algorithm the node leaders run
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).
@@ -45,6 +63,7 @@ struct CallShape {
     int nodes = 0;     // nodes the communicator spans; 0: unknown
     int ranks_per_node = 0; // the most ranks on one node; 0: unknown
     bool segment = true;    // the communicator has a shared-memory segment (or may make one now)
+    std::size_t element_bytes = 0; // reductions: bytes of one element of the op; 0 otherwise
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
@@ -63,6 +82,10 @@ struct Algorithm {
     std::string_view cost;    // steps and bytes sent per rank; P ranks, S the message size
     Needs needs;
     Runner run;
+    Reads reads{};
+    // Algorithms that read leaders: the flat algorithm of the same collective the node leaders
+    // run when neither a rule's leaders= nor the rule table for one rank per node names one.
+    std::string_view default_leaders{};
 };
 
 std::span<const Algorithm> all_algorithms();
@@ -75,6 +98,9 @@ inline constexpr std::string_view kNoSegment = "the communicator has no shared-m
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);
+
+// The call's message size in bytes, by loom's one definition per collective (entry.cpp).
+std::size_t message_bytes(const loom_call_t& call, int comm_size);
 
 // Runs `algorithm` on one call described as the glue describes it (entry.cpp): the same path
 // production takes, for tools that run algorithms on other transports and memory.

@@ -1,9 +1,5 @@
 #include "shm.hpp"
 
-#include "binomial.hpp"
-#include "bruck.hpp"
-#include "halving_doubling.hpp"
-#include "recursive_doubling.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -355,44 +351,40 @@ void shm_release(void* state) { delete static_cast<ShmState*>(state); }
 
 bool shm_setup(Transport& net) { return shm_of(net) != nullptr; }
 
-void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args)
-{
-    if (ShmComm* shm = shm_of(net)) return shm_barrier(*shm);
-    bruck_barrier(net, mem, args);
-}
+ShmComm* shm_comm(Transport& net) { return shm_of(net); }
 
-void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
+namespace {
+ShmComm& segment_of(Transport& net, std::size_t per_slot = 0)
 {
-    if (ShmComm* shm = shm_of(net)) return shm_bcast(*shm, mem, args);
-    binomial_bcast(net, mem, args);
+    ShmComm* shm = shm_of(net);
+    if (shm == nullptr) throw ShmUnavailable("shm: the communicator has no shared-memory segment");
+    if (per_slot > shm->slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
+    return *shm;
 }
+} // namespace
+
+void shm_barrier(Transport& net, MemoryOps&, const BarrierArgs&) { shm_barrier(segment_of(net)); }
+
+void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args) { shm_bcast(segment_of(net), mem, args); }
 
 void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
-    if (ShmComm* shm = shm_of(net)) return shm_allgather(*shm, mem, args);
-    bruck_allgather(net, mem, args);
+    shm_allgather(segment_of(net), mem, args);
 }
 
 void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
-    ShmComm* shm = shm_of(net);
-    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) return shm_allreduce(*shm, mem, args);
-    recursive_doubling_allreduce(net, mem, args);
+    shm_allreduce(segment_of(net, args.op.elem_size), mem, args);
 }
 
 void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
-    ShmComm* shm = shm_of(net);
-    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) return shm_reduce(*shm, mem, args);
-    binomial_reduce(net, mem, args);
+    shm_reduce(segment_of(net, args.op.elem_size), mem, args);
 }
 
 void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
-    ShmComm* shm = shm_of(net);
-    if (shm != nullptr && std::size_t(net.size()) * args.op.elem_size <= shm->slot_bytes())
-        return shm_reduce_scatter_block(*shm, mem, args);
-    halving_doubling_reduce_scatter(net, mem, args);
+    shm_reduce_scatter_block(segment_of(net, std::size_t(net.size()) * args.op.elem_size), mem, args);
 }
 
 } // namespace loom

@@ -43,6 +43,8 @@
 #include "collectives.hpp"
 #include "shm_segment.hpp"
 
+#include <stdexcept>
+
 #include <cstdint>
 #include <memory>
 
@@ -125,14 +127,19 @@ void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args);
 void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args);
 
-// The registry's entries. A communicator's segment is set up by shm_setup() (the glue calls
-// it once the communicator has used enough calls to pay it back), or else by its first shm
-// call: rank 0 takes a free segment from its pool or creates one (shm_segment.hpp: an
-// anonymous memory file, never named in /dev/shm) and sends its path and identity over the
-// transport, the others find their kept mapping of it or map it and answer, and rank 0 tells
-// everyone whether all succeeded. If any rank could not, or the
-// transport keeps no per-communicator state, or a chunk cannot hold the data, the call runs
-// a messaging algorithm instead (the same decision on every rank).
+// The registry's entries: they run on the communicator's segment, nothing else (the chooser
+// picks them only where the segment exists: Needs::segment, Needs::element_in_slot). The
+// segment is set up by shm_setup() (the glue calls it once the communicator has used enough
+// calls to pay it back), or by the first shm call where the transport keeps per-communicator
+// state (tests, tools): rank 0 takes a free segment from its pool or creates one
+// (shm_segment.hpp: an anonymous memory file, never named in /dev/shm) and sends its path and
+// identity over the transport, the others find their kept mapping of it or map it and
+// answer, and rank 0 tells everyone whether all succeeded. Without a segment (any rank could
+// not map it, or the transport keeps no state), or with an element larger than a slot, every
+// rank throws ShmUnavailable: no other algorithm runs under shm's name.
+struct ShmUnavailable : std::logic_error {
+    using std::logic_error::logic_error;
+};
 void shm_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);
 void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
 void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
@@ -140,12 +147,17 @@ void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
 void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
 
+// The communicator's ShmComm, set up on first use where the transport keeps state; null if
+// shared memory is unavailable (the same answer on every rank). For algorithms built on the
+// shm family (hierarchical's intra-node phases).
+ShmComm* shm_comm(Transport& net);
+
 // Frees what the shm family kept in a transport's shared_state() (null: nothing).
 void shm_release(void* state);
 
 // Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
 // every rank of the communicator calls it at the same point. True if shared memory is usable
-// (the same answer on every rank). The entry points below also make it on first use.
+// (the same answer on every rank). The entry points above also make it on first use.
 bool shm_setup(Transport& net);
 
 } // namespace loom

@@ -38,6 +38,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .pat_buffer_size = 1024 * 1024,
     .shm_min_calls = 16,
     .shm_pool = 4,
+    .shm_max_mib = 1024,
 };
 
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
@@ -118,6 +119,16 @@ static int loom_register(void)
         "about 192 KiB per rank of the communicator that used it",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_pool);
+
+    mca_coll_loom_component.shm_max_mib = 1024;
+    (void) mca_base_component_var_register(
+        c, "shm_max_mib",
+        "The largest shared-memory segment loom sets up for a communicator, in MiB (a segment "
+        "takes about 192 KiB per rank); a communicator that would need more gets none, and its "
+        "calls are served without shared memory (a forced shm algorithm: handed on). 0: no "
+        "segments at all",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.shm_max_mib);
 
     mca_coll_loom_component.rules_path = NULL;
     (void) mca_base_component_var_register(

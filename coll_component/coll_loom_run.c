@@ -50,19 +50,29 @@ void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator
                                const char *rule)
 {
     count_call(&mca_coll_loom_component.served[call->coll]);
-    if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) &&
-        first_time(module, call->coll, algorithm))
+    const int first = mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) &&
+                      first_time(module, call->coll, algorithm);
+    if (!first && mca_coll_loom_component.verbose < 2) return;
+    /* The options it ran with, as `loom-rules explain` prints them. */
+    char options[160];
+    loom_choice_options(call, mca_coll_loom_component.segment_size,
+                        mca_coll_loom_component.pat_buffer_size, options, sizeof(options));
+    if (first)
         opal_output(mca_coll_loom_component.output,
-                    "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s",
+                    "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s, options: %s",
                     loom_coll_name(call->coll), comm->c_name,
                     loom_message_bytes(call, ompi_comm_size(comm)), ompi_comm_size(comm), algorithm,
-                    rule);
+                    rule, options);
     if (mca_coll_loom_component.verbose >= 2)
         opal_output_verbose(2, mca_coll_loom_component.output,
-                            "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s",
+                            "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s, chosen by %s, "
+                            "options: %s (segment %s)",
                             loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm),
                             ompi_comm_size(comm), loom_message_bytes(call, ompi_comm_size(comm)),
-                            algorithm);
+                            algorithm, rule, options,
+                            LOOM_SEGMENT_READY == call->segment     ? "ready"
+                            : LOOM_SEGMENT_NOT_YET == call->segment ? "not-yet"
+                                                                    : "none");
 }
 
 void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
@@ -75,19 +85,31 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
                         ompi_comm_size(comm), why);
 }
 
+/* May comm have a shared segment (coll_loom_shm_max_mib)? The same answer on every rank. */
+static int segment_allowed(struct ompi_communicator_t *comm)
+{
+    const int mib = mca_coll_loom_component.shm_max_mib;
+    return mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t) mib << 20);
+}
+
 /* Sets up comm's shared segment, inside the call of `coll` every rank has reached. */
 static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    loom_pml_transport_t transport;
-    loom_pml_transport_init(&transport, comm, module, tags[coll]);
-    transport.ops.shared_state = &module->shm;
-    const int ready = loom_shm_setup(&transport.ops);
-    const int rc = loom_pml_transport_fini(&transport);
+    int ready = 0, rc = OMPI_SUCCESS;
+    const char *outcome = "refused (larger than coll_loom_shm_max_mib)";
+    if (segment_allowed(comm)) {
+        loom_pml_transport_t transport;
+        loom_pml_transport_init(&transport, comm, module, tags[coll]);
+        transport.ops.shared_state = &module->shm;
+        ready = loom_shm_setup(&transport.ops);
+        rc = loom_pml_transport_fini(&transport);
+        outcome = 1 == ready ? "set up" : "unavailable (a rank could not map it)";
+    }
     if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
         opal_output(mca_coll_loom_component.output,
-                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it",
-                    comm->c_name, 1 == ready ? "set up" : "unavailable (messages serve instead)",
-                    module->segment_wanted);
+                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it; "
+                    "algorithms without one serve instead",
+                    comm->c_name, outcome, module->segment_wanted);
     return 1 == ready && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
@@ -142,7 +164,8 @@ int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_comm
     loom_pml_transport_t transport;
     loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
     transport.ops.shared_state = &module->shm;
-    transport.ops.node_shared_state = &module->node_shm;
+    /* hierarchical's intra-node phases: a node's segment is no larger than comm's. */
+    transport.ops.node_shared_state = segment_allowed(comm) ? &module->node_shm : NULL;
     int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;

@@ -394,37 +394,6 @@ bool matches(const Rule& rule, const Call& call)
     return true;
 }
 
-const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call, std::vector<Verdict>* trace)
-{
-    for (const std::vector<Rule>* table : tables) {
-        for (const Rule& rule : *table) {
-            if (rule.collective != call.collective) continue;
-            if (!matches(rule, call)) {
-                if (trace) trace->push_back({&rule, "does not match"});
-                continue;
-            }
-            if (rule.is_fallback()) {
-                if (!call.fallback_allowed) {
-                    if (trace) trace->push_back({&rule, "matches, but fallback is passed over: " + std::string(kFallbackRefused)});
-                    continue;
-                }
-                if (trace) trace->push_back({&rule, "chosen: hands the call to the next component"});
-                return &rule;
-            }
-            const Algorithm* algo = find_algorithm(rule.collective, rule.algorithm);
-            const auto no = algo ? why_not(*algo, CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node, call.segment})
-                                 : std::optional<std::string_view>("no such algorithm");
-            if (no) {
-                if (trace) trace->push_back({&rule, "matches, but " + rule.algorithm + " cannot serve the call: " + std::string(*no)});
-                continue;
-            }
-            if (trace) trace->push_back({&rule, "chosen"});
-            return &rule;
-        }
-    }
-    return nullptr;
-}
-
 std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates)
 {
     if (word.size() > 64) return {};

@@ -127,18 +127,12 @@ constexpr std::string_view kFallbackRefused =
 
 bool matches(const Rule& rule, const Call& call);
 
-// One step of matching, for `loom-rules explain` and verbose output.
+// One rule considered by decide() (decide.hpp), for `loom-rules explain`.
 struct Verdict {
     const Rule* rule;
     std::string outcome; // "chosen", or why it was passed over
 };
 
-// The first rule of `tables` (in order) that matches the call and whose algorithm can serve
-// it, or that is a fallback rule (which serves every call it matches by handing it on);
-// nullptr if none. If `trace` is given, every rule considered is appended with its verdict
-// (the chosen one's begins with "chosen").
-const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
-                   std::vector<Verdict>* trace = nullptr);
 
 // Nearest valid name (edit distance), for "did you mean" messages; empty if none is close.
 std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates);

@@ -112,22 +112,4 @@ std::shared_ptr<const Resolved> resolved_for(int ranks, int nodes, int ranks_per
     return cache().emplace(key, std::move(made)).first->second; // another thread's, if it won
 }
 
-const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
-{
-    for (const Candidate& c : resolved.candidates[std::size_t(call.collective)]) {
-        const Rule& rule = *c.rule;
-        if (!rule.bytes.contains(call.bytes)) continue;
-        if (rule.memory && *rule.memory != call.memory) continue;
-        if (rule.commutative && *rule.commutative != call.commutative) continue;
-        if (c.algorithm == nullptr) { // fallback
-            if (call.fallback_allowed) return &c;
-            continue;
-        }
-        if (!why_not(*c.algorithm,
-                     CallShape{call.ranks, call.bytes, call.commutative, call.nodes, call.ranks_per_node, call.segment}))
-            return &c;
-    }
-    return nullptr;
-}
-
 } // namespace loom::rules

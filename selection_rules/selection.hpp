@@ -53,9 +53,6 @@ Resolved resolve(int ranks, const std::vector<std::string>& hostnames);
 // load_user_rules empties the cache; tables already handed out stay valid.
 std::shared_ptr<const Resolved> resolved_for(int ranks, int nodes, int ranks_per_node);
 
-// The first candidate that matches the call and whose algorithm can serve it, or that is a
-// fallback rule (it serves every call it matches: by handing it on); nullptr if none. This is
-// the per-call work: a short scan, no string comparisons.
-const Candidate* choose_candidate(const Resolved& resolved, const Call& call);
+// What serves a call on such a communicator: decide() in decide.hpp.
 
 } // namespace loom::rules

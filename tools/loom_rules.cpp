@@ -2,8 +2,11 @@
 //
 //   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
 //   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
-//              [--non-commutative] [--memory host|cuda] [--rules FILE]
-//                                          every rule considered and why, the algorithm chosen
+//              [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]
+//              [--segment ready|not-yet|none] [--small-int-sum] [--element-bytes E]
+//              [--segment-size B] [--pat-buffer-size B]
+//                                          every rule considered and why, and the decision
+//                                          of loom's one chooser (decide.hpp), as a job makes it
 //   loom-rules show [--rules FILE]         the effective table, itself a valid rule file
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
 //
@@ -12,6 +15,7 @@
 // bad usage.
 #include "loom_rules.hpp"
 #include "registry.hpp"
+#include "decide.hpp"
 #include "rules.hpp"
 
 #include <algorithm>
@@ -36,7 +40,9 @@ namespace loom::rules_tool {
 constexpr const char* kUsage =
     "usage: loom-rules check FILE\n"
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
-    "                  [--non-commutative] [--memory host|cuda] [--rules FILE]\n"
+    "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]\n"
+    "                  [--segment ready|not-yet|none] [--small-int-sum] [--element-bytes E]\n"
+    "                  [--segment-size B] [--pat-buffer-size B]\n"
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules --help\n"
@@ -191,12 +197,6 @@ const char* size_meaning(Collective c)
     }
 }
 
-bool reduces(Collective c)
-{
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
-           c == Collective::reduce_scatter_block;
-}
-
 // The rules of --rules (none without it); a file with errors prints them and yields nullopt.
 std::optional<std::vector<Rule>> user_rules(const Args& a)
 {
@@ -252,75 +252,145 @@ std::string exclusion(const Rule& r, const Call& c)
     return why.empty() ? "does not match" : "does not match: " + join(why, "; ");
 }
 
-Call parse_call(const Args& a)
+// The call explain decides for, and the parameters it prints the options with.
+struct ExplainCall {
+    CallFacts facts;
+    std::string forced;
+    std::uint64_t segment_size = 262144;    // coll_loom_segment_size's default
+    std::uint64_t pat_buffer_size = 1048576; // coll_loom_pat_buffer_size's default
+};
+
+ExplainCall parse_call(const Args& a)
 {
     if (a.positional.size() != 1) throw UsageError("explain expects one COLLECTIVE");
-    Call call;
+    ExplainCall e;
+    CallFacts& call = e.facts;
     call.collective = collective_named(a.positional[0]);
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
-    call.ranks = parse_count(a, "--ranks", 2); // loom serves communicators of 2 or more ranks
+    call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks
     if (const std::string* b = a.get("--bytes")) call.bytes = parse_number(*b, "--bytes", true);
     else if (call.collective != Collective::barrier) throw UsageError("explain needs --bytes B");
-    call.nodes = parse_count(a, "--nodes", 1);
-    call.ranks_per_node = parse_count(a, "--ranks-per-node", 1);
-    call.commutative = a.flags.count("--non-commutative") == 0;
+    call.nodes = int(parse_count(a, "--nodes", 1));
+    call.ranks_per_node = int(parse_count(a, "--ranks-per-node", 1));
+    call.commutative = !reduces(call.collective) || a.flags.count("--non-commutative") == 0;
     if (const std::string* m = a.get("--memory")) {
         if (*m != "host" && *m != "cuda") throw UsageError("--memory must be host or cuda, found '" + *m + "'");
         call.memory = *m == "cuda" ? MemoryKind::cuda : MemoryKind::host;
     }
-    return call;
+    if (const std::string* f = a.get("--forced")) {
+        e.forced = *f;
+        if (find_algorithm(call.collective, e.forced) == nullptr)
+            throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
+    }
+    if (const std::string* g = a.get("--segment")) {
+        if (*g == "ready") call.segment = SegmentState::ready;
+        else if (*g == "not-yet") call.segment = SegmentState::not_yet;
+        else if (*g == "none") call.segment = SegmentState::none;
+        else throw UsageError("--segment must be ready, not-yet or none, found '" + *g + "'");
+    }
+    call.keep_from_open_mpi = a.flags.count("--small-int-sum") != 0;
+    if (call.keep_from_open_mpi && !reduces(call.collective))
+        throw UsageError("--small-int-sum applies to reductions only");
+    if (reduces(call.collective)) call.element_bytes = std::size_t(parse_number(a.get("--element-bytes") ? *a.get("--element-bytes") : "4", "--element-bytes", true));
+    if (const std::string* v = a.get("--segment-size")) e.segment_size = parse_number(*v, "--segment-size", true);
+    if (const std::string* v = a.get("--pat-buffer-size")) e.pat_buffer_size = parse_number(*v, "--pat-buffer-size", true);
+    return e;
+}
+
+// Why a rule left out of the communicator's narrowed table (ranks, nodes, ranks per node)
+// does not apply.
+std::string exclusion_of(const Rule& r, const CallFacts& c)
+{
+    Call call;
+    call.collective = c.collective;
+    call.ranks = c.ranks;
+    call.bytes = c.bytes;
+    call.nodes = c.nodes;
+    call.ranks_per_node = c.ranks_per_node;
+    call.memory = c.memory;
+    call.commutative = c.commutative;
+    return exclusion(r, call);
 }
 
 int cmd_explain(const std::vector<std::string>& in)
 {
-    const Args a = parse_args(in, {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules"}, {"--non-commutative"});
-    const Call call = parse_call(a);
+    const Args a = parse_args(in,
+                              {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules", "--forced",
+                               "--segment", "--element-bytes", "--segment-size", "--pat-buffer-size"},
+                              {"--non-commutative", "--small-int-sum"});
+    ExplainCall e = parse_call(a);
+    CallFacts& call = e.facts;
     const auto user = user_rules(a);
     if (!user) return 1;
+    // The job's tables: the user's rules installed as the plugin installs them, narrowed to
+    // the communicator's shape.
+    const std::string* file = a.get("--rules");
+    load_user_rules(file ? *file : "");
+    const auto tables = resolved_for(call.ranks, call.nodes, call.ranks_per_node);
+    call.forced = e.forced;
+
     const std::string coll(to_string(call.collective));
     std::string facts = coll + " on " + std::to_string(call.ranks) + " ranks, " + std::to_string(call.bytes) +
                         " bytes (loom's message size for " + coll + ": " + size_meaning(call.collective) + ")";
     if (reduces(call.collective)) facts += call.commutative ? ", commutative op" : ", non-commutative op";
+    if (call.keep_from_open_mpi) facts += ", a SUM of 8- or 16-bit integers";
     facts += call.memory == MemoryKind::cuda ? ", cuda memory" : ", host memory";
     if (call.nodes) facts += ", " + std::to_string(call.nodes) + " nodes";
     if (call.ranks_per_node) facts += ", " + std::to_string(call.ranks_per_node) + " ranks per node";
-    const std::string* file = a.get("--rules");
-    std::printf("%s\n%s rules, in order (%s):\n", facts.c_str(), coll.c_str(),
-                (file ? "the rules of " + *file + " first, then loom's defaults" : std::string("loom's defaults; no --rules")).c_str());
+    facts += call.segment == SegmentState::ready     ? ", shared segment ready"
+             : call.segment == SegmentState::not_yet ? ", no shared segment yet"
+                                                     : ", no shared segment";
+    std::printf("%s\n", facts.c_str());
 
     std::vector<Verdict> trace;
-    const Rule* chosen = choose({&*user, &default_rules()}, call, &trace);
-    std::vector<Row> rows;
-    for (const Verdict& v : trace)
-        rows.push_back({{"  " + v.rule->source, join(rule_fields(*v.rule), " "),
-                         "-> " + (v.outcome == "does not match" ? exclusion(*v.rule, call) : v.outcome)}, ""});
-    std::fputs(rows.empty() ? "  (none)\n" : render(rows).c_str(), stdout);
-    if (!chosen) {
-        std::printf("no rule matches whose algorithm can serve the call: loom declines it, and Open MPI hands the call "
-                    "to the next component (e.g. tuned)\n");
-        return 1;
+    const Decision d = decide(call, *tables, &trace);
+    if (!e.forced.empty())
+        std::printf("forced (coll_loom_%s_algorithm=%s): %s\n", coll.c_str(), e.forced.c_str(),
+                    d.source == std::string_view("forced") ? "it serves the call"
+                    : trace.empty()                        ? ("it cannot serve the call: " + std::string(d.why)).c_str()
+                                                           : "it cannot serve the call, and handing the call on would "
+                                                             "change the answer: the rules decide");
+    if (e.forced.empty() || !trace.empty()) {
+        std::printf("%s rules, in order (%s):\n", coll.c_str(),
+                    (file ? "the rules of " + *file + " first, then loom's defaults" : std::string("loom's defaults; no --rules")).c_str());
+        // Every rule of the collective up to the deciding one: those of the narrowed table
+        // with decide()'s verdict, the others with the communicator key that excludes them.
+        std::vector<Row> rows;
+        std::size_t next = 0;
+        bool done = false;
+        for (const std::vector<Rule>* table : {&*user, &default_rules()})
+            for (const Rule& r : *table) {
+                if (done || r.collective != call.collective) continue;
+                // load_user_rules made its own copy of --rules: compare by source ("FILE:LINE").
+                const bool considered = next < trace.size() && trace[next].rule->source == r.source;
+                std::string outcome = considered ? trace[next++].outcome : "does not match";
+                if (outcome == "does not match") outcome = exclusion_of(r, call);
+                rows.push_back({{"  " + r.source, join(rule_fields(r), " "), "-> " + outcome}, ""});
+                done = considered && next == trace.size() && d.rule != nullptr;
+            }
+        std::fputs(rows.empty() ? "  (none)\n" : render(rows).c_str(), stdout);
     }
-    if (chosen->is_fallback()) {
-        // No algorithm of loom's runs, so there is no cost or option to show.
-        std::printf("chosen: %s (%s): loom hands the call to the next component, Open MPI's own choice (e.g. tuned)\n",
-                    chosen->algorithm.c_str(), chosen->source.c_str());
-        return 0;
+    if (d.wants_segment)
+        std::printf("note: with a shared segment an algorithm that needs one would serve; the job sets one up once "
+                    "coll_loom_shm_min_calls calls want it (a forced one at once)\n");
+    if (d.algorithm == nullptr) {
+        if (d.rule != nullptr)
+            std::printf("decision: hand on (%s): %s\n", d.source, d.why);
+        else
+            std::printf("decision: hand on: %s; Open MPI hands the call to the next component (e.g. tuned)\n", d.why);
+        return d.rule != nullptr ? 0 : 1;
     }
-    std::printf("chosen: %s (%s)\n", chosen->algorithm.c_str(), chosen->source.c_str());
-    if (const Algorithm* algo = find_algorithm(chosen->collective, chosen->algorithm))
-        std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(algo->summary).c_str(),
-                    std::string(algo->cost).c_str());
-    // The algorithms that read the options (README, "MCA parameters").
-    const bool segmented =
-        chosen->algorithm == "ring_pipelined" || (call.collective == Collective::bcast && chosen->algorithm == "binomial");
-    std::vector<std::string> opts;
-    if (chosen->segment_bytes) opts.push_back("segment=" + size_text(chosen->segment_bytes));
-    else if (segmented) opts.push_back("segment from coll_loom_segment_size");
-    if (chosen->buffer_bytes) opts.push_back("buffer=" + size_text(chosen->buffer_bytes));
-    else if (chosen->algorithm == "pat") opts.push_back("buffer from coll_loom_pat_buffer_size");
-    if (!chosen->leaders.empty()) opts.push_back("leaders=" + chosen->leaders);
-    else if (chosen->algorithm == "hierarchical") opts.push_back("leaders: the rules' choice for one rank per node");
-    std::printf("  options: %s\n", opts.empty() ? "none" : join(opts, ", ").c_str());
+    std::printf("decision: %s, chosen by %s, options: %s\n", std::string(d.algorithm->name).c_str(), d.source,
+                options_text(*d.algorithm, d.segment_bytes ? d.segment_bytes : e.segment_size,
+                             d.buffer_bytes ? d.buffer_bytes : e.pat_buffer_size, d.leaders)
+                    .c_str());
+    std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(d.algorithm->summary).c_str(),
+                std::string(d.algorithm->cost).c_str());
+    if (d.leaders != nullptr)
+        std::printf("  leaders: %s, from %s\n", std::string(d.leaders->name).c_str(),
+                    d.leaders_source == "leaders=" ? "the rule's leaders= option"
+                    : d.leaders_source == "default" ? "the algorithm's default (no rule for one rank per node serves)"
+                                                    : ("the rules for one rank per node: " + std::string(d.leaders_source)).c_str());
     return 0;
 }
 

@@ -84,12 +84,6 @@ const Algorithm& find(const Options& o, Collective& coll)
     throw std::invalid_argument("no collective '" + o.collective + "'");
 }
 
-bool reduces(Collective c)
-{
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
-           c == Collective::reduce_scatter_block;
-}
-
 void print_pat_plan(const PatPlan& plan, const char* what, std::size_t block)
 {
     std::printf("PAT %s plan: A = %d blocks per message, D = %d; %d logarithmic + %d linear steps%s\n", what,

@@ -43,8 +43,12 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
 {
     auto& c = counters_of(collective);
     // A forced algorithm that cannot serve the communicator hands the call on (its result is
-    // still checked): shm across nodes, hierarchical_rs on nodes of unequal size.
-    const bool cannot_serve = (s.algorithm == "shm" && s.nodes > 1) || (s.algorithm == "hierarchical_rs" && !s.equal_nodes);
+    // still checked): one that needs one node across nodes, equal nodes on unequal ones, a
+    // shared segment where loom may set up none.
+    const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
+    const bool cannot_serve = forced != nullptr && ((forced->needs.same_node && s.nodes > 1) ||
+                                                    (forced->needs.equal_nodes && !s.equal_nodes) ||
+                                                    (forced->needs.segment && !s.segments));
     if (expect == Expect::served && cannot_serve) expect = Expect::declined;
     if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();
@@ -69,13 +73,21 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
 
 bool needs_commutative(const std::string& collective, const std::string& algorithm)
 {
-    static const std::set<std::string> commutative_only = {
-        "allreduce/ring", "allreduce/ring_pipelined", "allreduce/halving_doubling", "allreduce/pat",
-        "reduce/halving_doubling", "reduce_scatter/ring", "reduce_scatter/halving_doubling", "reduce_scatter/pat",
-        "reduce_scatter/", "reduce_scatter_block/ring", "reduce_scatter_block/halving_doubling",
-        "reduce_scatter_block/pat", "reduce_scatter_block/", "allreduce/shm", "reduce/shm", "reduce_scatter_block/shm",
-        "allreduce/hierarchical", "allreduce/hierarchical_rs", "reduce/hierarchical"};
-    return commutative_only.count(collective + "/" + algorithm) != 0;
+    if (!algorithm.empty()) {
+        const loom::Algorithm* a = algorithm_named(collective, algorithm);
+        return a != nullptr && a->needs.commutative_op;
+    }
+    for (const loom::Algorithm& a : loom::all_algorithms())
+        if (loom::to_string(a.collective) == collective && !a.needs.commutative_op) return false;
+    return true; // every algorithm of the collective reorders: loom hands a non-commutative op on
+}
+
+const loom::Algorithm* algorithm_named(const std::string& collective, const std::string& forced)
+{
+    const std::string name = forced.substr(0, forced.find('@')); // "pat@256": pat
+    for (const loom::Algorithm& a : loom::all_algorithms())
+        if (loom::to_string(a.collective) == collective && a.name == name) return &a;
+    return nullptr;
 }
 
 void user_int_sum(void* in, void* inout, int* len, MPI_Datatype*)

@@ -6,6 +6,8 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "registry.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -30,6 +32,7 @@ struct Setting {
     std::string algorithm; // "" = loom's own choice
     int nodes = 1;         // nodes the communicator spans: shm declines every call on several
     bool equal_nodes = true; // every node the same number of ranks, else hierarchical_rs declines
+    bool segments = true;    // loom may set up shared segments (coll_loom_shm_max_mib > 0), else shm declines
 };
 
 // Counts cases and failures; checks loom's served/declined counters around each call. With
@@ -40,8 +43,11 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
 void fail(const Setting& s, const std::string& what);
 
 // Does `algorithm` of `collective` need a commutative op? (Then a non-commutative op must be
-// declined.) With "" (loom's choice) loom finds an order-preserving algorithm where one exists.
+// declined.) From loom's registry; with "" (loom's choice) loom finds an order-preserving
+// algorithm where the collective has one.
 bool needs_commutative(const std::string& collective, const std::string& algorithm);
+// The registry's entry for a forced name ("pat@256" is pat); nullptr if none.
+const loom::Algorithm* algorithm_named(const std::string& collective, const std::string& forced);
 
 // The checks, one function per collective (check_reductions.cpp, check_data_movement.cpp).
 void check_allreduce(const Setting& s);

@@ -25,24 +25,35 @@ extern int handed_on; // calls of loom's own choice handed on by a fallback rule
 namespace {
 
 struct CollectiveChecks {
-    const char* name;
-    std::vector<std::string> algorithms; // the user-facing names; "" is loom's own choice;
-                                         // "name@N": with coll_loom_pat_buffer_size = N
+    loom::Collective collective;
     void (*check)(const check::Setting&);
 };
 
-const std::vector<CollectiveChecks> kCollectives = {
-    {"allreduce", {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "pat@256", "shm", "hierarchical", "hierarchical_rs"},
-     check::check_allreduce},
-    {"reduce", {"", "binomial", "halving_doubling", "shm", "hierarchical"}, check::check_reduce},
-    {"reduce_scatter_block", {"", "ring", "halving_doubling", "pat", "pat@256", "shm"}, check::check_reduce_scatter_block},
-    {"reduce_scatter", {"", "ring", "halving_doubling", "pat", "pat@256"}, check::check_reduce_scatter},
-    {"allgather", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm", "hierarchical"}, check::check_allgather},
-    {"allgatherv", {"", "ring", "recursive_doubling", "bruck", "pat", "pat@256", "shm", "hierarchical"}, check::check_allgatherv},
-    {"bcast", {"", "binomial", "scatter_allgather", "shm", "hierarchical"}, check::check_bcast},
-    {"barrier", {"", "bruck", "recursive_doubling", "shm"}, check::check_barrier},
-    {"alltoall", {"", "bruck", "pairwise"}, check::check_alltoall},
+const CollectiveChecks kCollectives[] = {
+    {loom::Collective::allreduce, check::check_allreduce},
+    {loom::Collective::reduce, check::check_reduce},
+    {loom::Collective::reduce_scatter_block, check::check_reduce_scatter_block},
+    {loom::Collective::reduce_scatter, check::check_reduce_scatter},
+    {loom::Collective::allgather, check::check_allgather},
+    {loom::Collective::allgatherv, check::check_allgatherv},
+    {loom::Collective::bcast, check::check_bcast},
+    {loom::Collective::barrier, check::check_barrier},
+    {loom::Collective::alltoall, check::check_alltoall},
 };
+
+// What each collective runs with, from loom's registry (a new algorithm is checked without
+// editing this file): "" (loom's own choice), every algorithm of the collective, and those
+// that read PAT's buffer again as "name@256" (coll_loom_pat_buffer_size = 256: pieces).
+std::vector<std::string> forced_names(loom::Collective c)
+{
+    std::vector<std::string> names{""};
+    for (const loom::Algorithm& a : loom::all_algorithms()) {
+        if (a.collective != c) continue;
+        names.emplace_back(a.name);
+        if (a.reads.pat_buffer) names.push_back(std::string(a.name) + "@256");
+    }
+    return names;
+}
 
 using check_common::count_nodes;
 using check_common::set_control;
@@ -79,14 +90,20 @@ int main(int argc, char** argv)
     int world_most = 0, split_most = 0;
     const int world_nodes = count_nodes(MPI_COMM_WORLD, &world_most), split_nodes = count_nodes(split, &split_most);
 
+    // coll_loom_shm_max_mib 0: loom sets up no segments, so shm must decline (forced) or never
+    // be chosen, and every result stays right.
+    int max_mib = 1;
+    loom::tools::read_loom_control("coll_loom_shm_max_mib", &max_mib);
+    const bool segments = max_mib > 0;
     for (const CollectiveChecks& c : kCollectives) {
-        if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
-        for (const std::string& forced : c.algorithms) {
-            const std::string algorithm = force(c.name, forced);
-            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size});
-            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes, split_nodes * split_most == split_size});
+        const std::string name(loom::to_string(c.collective));
+        if (only != nullptr && name != only) continue;
+        for (const std::string& forced : forced_names(c.collective)) {
+            const std::string algorithm = force(name.c_str(), forced);
+            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size, segments});
+            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes, split_nodes * split_most == split_size, segments});
         }
-        force(c.name, "");
+        force(name.c_str(), "");
     }
     MPI_Comm_free(&split);
 

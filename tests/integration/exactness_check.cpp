@@ -69,9 +69,9 @@ const loom::Algorithm* force(loom::Collective c, const Variant& v)
     return v.name.empty() ? nullptr : loom::find_algorithm(c, v.name);
 }
 
-// loom's choice, then the registry's algorithms of `c`; pat again with a 256-byte buffer
-// (pieces), and every algorithm whose cost counts segments again with 4 KiB segments (the
-// default 256 KiB leaves ring_pipelined's blocks of a 65539-int vector whole).
+// loom's choice, then the registry's algorithms of `c`; those that read PAT's buffer again
+// with a 256-byte buffer (pieces), and those that read the segment size again with 4 KiB
+// segments (the default 256 KiB leaves ring_pipelined's blocks of a 65539-int vector whole).
 std::vector<Variant> variants_of(loom::Collective c)
 {
     std::vector<Variant> variants = {{"", ""}};
@@ -79,8 +79,8 @@ std::vector<Variant> variants_of(loom::Collective c)
         if (a.collective != c) continue;
         const std::string name(a.name);
         variants.push_back({name, name});
-        if (name == "pat") variants.push_back({"pat@256", name, 256});
-        if (a.cost.find("segment") != std::string_view::npos)
+        if (a.reads.pat_buffer) variants.push_back({name + "@256", name, 256});
+        if (a.reads.segment_size)
             variants.push_back({name + " segment=4096", name, std::size_t(1) << 20, 4096});
     }
     return variants;

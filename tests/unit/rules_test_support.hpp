@@ -1,6 +1,7 @@
 // Shared helpers of the rule-table tests (test_rules_parse.cpp, test_rules_select.cpp).
 #pragma once
 
+#include "decide.hpp"
 #include "registry.hpp"
 #include "rules.hpp"
 #include "selection.hpp"
@@ -20,6 +21,54 @@
 namespace loom::rules::test {
 
 constexpr std::uint64_t K = 1024, M = K * K, G = M * K;
+
+// The call of a rules::Call (the facts a rule matches) as decide() takes it.
+inline CallFacts facts_of(const Call& call)
+{
+    CallFacts f;
+    f.collective = call.collective;
+    f.bytes = call.bytes;
+    f.ranks = call.ranks;
+    f.nodes = call.nodes;
+    f.ranks_per_node = call.ranks_per_node;
+    f.memory = call.memory;
+    f.commutative = call.commutative;
+    f.keep_from_open_mpi = !call.fallback_allowed;
+    f.segment = call.segment ? SegmentState::ready : SegmentState::none;
+    return f;
+}
+
+// decide() over the tables of a test (in order) instead of the process's: they are narrowed
+// to the call's communicator as resolve() narrows the process's, and the deciding rule (chosen
+// or fallback) is returned; nullptr if none decides.
+inline const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
+                          std::vector<Verdict>* trace = nullptr)
+{
+    Resolved r;
+    r.ranks = call.ranks;
+    r.nodes = call.nodes;
+    r.ranks_per_node = call.ranks_per_node;
+    for (const std::vector<Rule>* table : tables)
+        for (const Rule& rule : *table) {
+            const Algorithm* algorithm = find_algorithm(rule.collective, rule.algorithm);
+            const bool keys = rule.ranks.contains(std::uint64_t(call.ranks)) &&
+                              (!rule.nodes || (call.nodes != 0 && rule.nodes->contains(std::uint64_t(call.nodes)))) &&
+                              (!rule.ranks_per_node ||
+                               (call.ranks_per_node != 0 && rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))));
+            if ((algorithm != nullptr || rule.is_fallback()) && keys)
+                r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
+        }
+    return decide(facts_of(call), r, trace).rule;
+}
+
+// The candidate of `resolved` that decides the call (decide()), or nullptr.
+inline const Candidate* choose_candidate(const Resolved& resolved, const Call& call)
+{
+    const Rule* rule = decide(facts_of(call), resolved).rule;
+    for (const Candidate& c : resolved.candidates[std::size_t(call.collective)])
+        if (c.rule == rule) return &c;
+    return nullptr;
+}
 constexpr const char* kShape = " (a rule is: collective ranks bytes algorithm [key=value ...])";
 
 // Parses `body` after a header line, as the file "t.rules" (so the body's first line is line 2).

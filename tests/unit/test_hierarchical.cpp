@@ -49,10 +49,10 @@ std::unique_ptr<topo::Layout> make_layout(const std::string& kind, int P)
 const std::vector<std::string> kPlacements{"by_slot", "round_robin", "uneven", "scattered", "one_per_node", "one_node"};
 const std::vector<int> kSizes{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 17, 33};
 
-// nullptr (the algorithm's default) and every flat algorithm that can serve the leaders.
+// Every flat algorithm that can serve the leaders (the registry's defaults among them).
 std::vector<const Algorithm*> leader_choices(Collective c, int nodes, bool commutative)
 {
-    std::vector<const Algorithm*> out{nullptr};
+    std::vector<const Algorithm*> out;
     for (const Algorithm& a : all_algorithms())
         if (a.collective == c && !a.needs.topology && !a.needs.same_node &&
             !why_not(a, CallShape{nodes, 1, commutative, nodes}))
@@ -234,8 +234,29 @@ TEST_CASE("hierarchical algorithms refuse to run without a topology", "[hierarch
     CHECK_THROWS(run_ranks(2, [](InprocTransport& net) {
         HostMemory mem;
         int x = 1;
-        hierarchical_bcast(net, mem, BcastArgs{&x, sizeof x, 0});
+        hierarchical_bcast(net, mem, BcastArgs{&x, sizeof x, 0, 0, find_algorithm(Collective::bcast, "binomial")});
     }));
+}
+
+TEST_CASE("hierarchical algorithms never pick their leaders' algorithm: without one they refuse", "[hierarchical]")
+{
+    const auto layout = make_layout("by_slot", 4);
+    REQUIRE(layout->nodes() == 2);
+    CHECK_THROWS_AS(run_ranks(4, [&](InprocTransport& net) {
+                        net.set_layout(layout.get());
+                        HostMemory mem;
+                        int x = 1;
+                        hierarchical_bcast(net, mem, BcastArgs{&x, sizeof x, 0});
+                    }),
+                    std::logic_error);
+    // Each of them has a registry default, which decide() hands it.
+    for (const Algorithm& a : all_algorithms()) {
+        if (!a.reads.leaders) continue;
+        INFO(a.name);
+        const Algorithm* d = find_algorithm(a.collective, a.default_leaders);
+        REQUIRE(d != nullptr);
+        CHECK(!d->needs.topology);
+    }
 }
 
 TEST_CASE("the registry: hierarchical needs known nodes and, for reductions, a commutative op", "[hierarchical]")

@@ -4,7 +4,7 @@
 // after another on the same segment, for every P in comm_sizes(), against the sequential
 // references of test_support.hpp; sizes from 0 to several 32 KiB chunks, in place and not.
 // Then: no messages after the set-up (the data really goes through shared memory), the
-// messaging fallback when the transport keeps no state, and the segment's own life cycle.
+// refusal (every rank alike) when the transport keeps no state or a rank cannot map, and the segment's own life cycle.
 // test_shm_stress.cpp shakes the synchronisation protocol with processes and threads.
 #include "shm.hpp"
 #include "test_support.hpp"
@@ -105,7 +105,7 @@ RunStats run_all(int P, std::size_t count)
     return stats;
 }
 
-// A transport that keeps no per-communicator state: shm must fall back to messages.
+// A transport that keeps no per-communicator state: shm has no segment.
 class StatelessTransport final : public Transport {
 public:
     explicit StatelessTransport(InprocTransport& net) : net_(net) {}
@@ -120,7 +120,7 @@ private:
 };
 
 // A transport that garbles the first message one rank receives (the segment's name), so that
-// rank cannot map the segment: every rank must then fall back together.
+// rank cannot map the segment: every rank must then learn it together.
 class GarbledNameTransport final : public Transport {
 public:
     GarbledNameTransport(InprocTransport& net, bool garble) : net_(net), garble_(garble) {}
@@ -174,26 +174,34 @@ TEST_CASE("shm: every collective on one segment, every P, chunked sizes", "[shm]
     }
 }
 
-TEST_CASE("shm: without per-communicator state, the messaging fallback gives the same results", "[shm][fallback]")
+TEST_CASE("shm: without per-communicator state no other algorithm runs under its name: every rank refuses", "[shm][fallback]")
 {
+    // The chooser never picks shm without a segment; if it is run anyway, every rank throws
+    // alike (no rank waits for a peer that gave up) and nothing is sent.
     for (int P : {1, 2, 5, 8}) {
         const std::size_t count = 1000;
         const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
         const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
-        const Bytes expected = fold(sum, ints, count);
-        std::vector<Bytes> results(static_cast<std::size_t>(P));
+        std::vector<int> refused(static_cast<std::size_t>(P), 0);
         const auto stats = run_ranks(P, [&](InprocTransport& inproc) {
             StatelessTransport net(inproc);
             HostMemory mem;
             Bytes out(count * 4);
-            shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
-            shm_barrier(net, mem, BarrierArgs{});
-            results[std::size_t(net.rank())] = out;
+            try {
+                shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
+            } catch (const ShmUnavailable&) {
+                ++refused[std::size_t(net.rank())];
+            }
+            try {
+                shm_barrier(net, mem, BarrierArgs{});
+            } catch (const ShmUnavailable&) {
+                ++refused[std::size_t(net.rank())];
+            }
         });
-        for (const Bytes& r : results) CHECK(r == expected);
+        for (int r : refused) CHECK(r == 2);
         std::size_t messages = 0;
         for (std::size_t m : stats.messages_sent) messages += m;
-        if (P > 1) CHECK(messages > 0); // it went over messages
+        CHECK(messages == 0);
     }
 }
 
@@ -223,31 +231,35 @@ TEST_CASE("shm segment: never in /dev/shm, mapped through its path, closed, erro
     CHECK(loom_segments_in_dev_shm() == before);
 }
 
-TEST_CASE("shm: when one rank cannot map the segment, every rank falls back, and keeps doing so", "[shm][fallback]")
+TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and keeps doing so", "[shm][fallback]")
 {
     for (int P : {2, 3, 6}) {
         for (int bad = 1; bad < P; bad += P - 2 > 0 ? P - 2 : 1) {
             const std::size_t count = 5000;
             const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
             const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
-            const Bytes expected = fold(sum, ints, count);
-            std::vector<int> wrong(static_cast<std::size_t>(P), 0);
+            std::vector<int> setup(static_cast<std::size_t>(P), -1), refused(static_cast<std::size_t>(P), 0);
             const auto before = loom_segments_in_dev_shm();
             const auto stats = run_ranks(P, [&](InprocTransport& inproc) {
                 GarbledNameTransport net(inproc, inproc.rank() == bad);
                 HostMemory mem;
+                setup[std::size_t(net.rank())] = shm_setup(net) ? 1 : 0;
                 for (int call = 0; call < 3; ++call) {
                     Bytes out(count * 4);
-                    shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
-                    wrong[std::size_t(net.rank())] += out != expected;
+                    try {
+                        shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
+                    } catch (const ShmUnavailable&) {
+                        ++refused[std::size_t(net.rank())];
+                    }
                 }
             });
             INFO("P=" << P << " rank " << bad << " cannot map");
-            for (int w : wrong) CHECK(w == 0);
-            // 3 (P-1) set-up messages, then three messaging allreduces: well above the set-up.
+            for (int r : setup) CHECK(r == 0);   // every rank learns it alike
+            for (int r : refused) CHECK(r == 3); // and no call runs anything under shm's name
+            // Only the set-up's 3 (P-1) messages: nothing else was sent.
             std::size_t messages = 0;
             for (std::size_t m : stats.messages_sent) messages += m;
-            CHECK(messages > 3 * std::size_t(P - 1) + 3);
+            CHECK(messages == 3 * std::size_t(P - 1));
             CHECK(loom_segments_in_dev_shm() == before); // nothing named in /dev/shm, ever
         }
     }

@@ -8,6 +8,7 @@
 //     the same algorithm run directly on host memory, in place and not;
 //   * the built-in rule table's memory=cuda part decides every device call.
 #include "registry.hpp"
+#include "decide.hpp"
 #include "rules.hpp"
 #include "staging.hpp"
 #include "test_support.hpp"
@@ -363,17 +364,22 @@ TEST_CASE("default rules: device calls get a memory=cuda rule that can serve the
     // A device call handed on costs a whole copy to the host, so the memory=cuda part of the
     // table must decide every commutative call, on one node, across nodes and with the nodes
     // unknown; a non-commutative allreduce or reduce gets an order-preserving algorithm.
-    const std::vector<const std::vector<rules::Rule>*> tables = {&rules::default_rules()};
     for (int c = 0; c < kCollectiveCount; ++c) {
         const Collective coll = Collective(c);
         if (coll == Collective::barrier) continue; // no buffers: always host memory
         for (int nodes : {0, 1, 2})
             for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1000), std::uint64_t(1) << 20, std::uint64_t(1) << 30})
                 for (int ranks : {2, 3, 8, 9, 64, 1000}) {
-                    rules::Call x{coll, ranks, bytes, nodes, nodes == 1 ? ranks : nodes == 2 ? (ranks + 1) / 2 : 0,
-                                  rules::MemoryKind::cuda};
+                    rules::CallFacts x;
+                    x.collective = coll;
+                    x.ranks = ranks;
+                    x.bytes = bytes;
+                    x.nodes = nodes;
+                    x.ranks_per_node = nodes == 1 ? ranks : nodes == 2 ? (ranks + 1) / 2 : 0;
+                    x.memory = rules::MemoryKind::cuda;
+                    const auto tables = rules::resolved_for(ranks, x.nodes, x.ranks_per_node);
                     INFO(to_string(coll) << " ranks " << ranks << " bytes " << bytes << " nodes " << nodes);
-                    const rules::Rule* r = rules::choose(tables, x);
+                    const rules::Rule* r = rules::decide(x, *tables).rule;
                     REQUIRE(r != nullptr);
                     CHECK(r->memory == rules::MemoryKind::cuda);
                     CHECK(r->algorithm != rules::kFallback);
@@ -382,7 +388,7 @@ TEST_CASE("default rules: device calls get a memory=cuda rule that can serve the
                     CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes}));
                     if (coll == Collective::allreduce || coll == Collective::reduce) {
                         x.commutative = false;
-                        const rules::Rule* n = rules::choose(tables, x);
+                        const rules::Rule* n = rules::decide(x, *tables).rule;
                         REQUIRE(n != nullptr);
                         CHECK(n->memory == rules::MemoryKind::cuda);
                         CHECK(!find_algorithm(coll, n->algorithm)->needs.commutative_op);

@@ -61,4 +61,20 @@ inline bool set_loom_control(const std::string& name, const void* value)
     return ok;
 }
 
+// Reads loom's int control variable `name` (e.g. "coll_loom_shm_max_mib") into *value.
+inline bool read_loom_control(const std::string& name, int* value)
+{
+    int provided, index, count;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+    bool ok = MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
+              MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS;
+    if (ok) {
+        ok = MPI_T_cvar_read(handle, value) == MPI_SUCCESS;
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return ok;
+}
+
 } // namespace loom::tools

@@ -1,4 +1,5 @@
 #include "engine.hpp"
+#include "decide.hpp"
 
 #include "fiber.hpp"
 #include "topology.hpp"
@@ -194,6 +195,20 @@ public:
     Result run()
     {
         call_ = layout_call(s_, fake_region(), fake_region() + kQuarter);
+        // A hierarchical algorithm runs the leaders' algorithm a job's chooser would give it.
+        if (s_.algorithm->reads.leaders) {
+            rules::CallFacts facts;
+            facts.collective = s_.algorithm->collective;
+            facts.bytes = call_.bytes;
+            facts.ranks = s_.ranks;
+            facts.nodes = nodes_;
+            facts.ranks_per_node = std::min(ppn_, s_.ranks);
+            facts.element_bytes = reduces(facts.collective) ? call_.call.op.elem_size : 0;
+            facts.forced = s_.algorithm->name;
+            facts.forced_algorithm = s_.algorithm;
+            const auto tables = rules::resolved_for(facts.ranks, facts.nodes, facts.ranks_per_node);
+            call_.call.leaders = rules::decide(facts, *tables).leaders;
+        }
         if (call_.buffer_bytes > kQuarter) throw std::invalid_argument("message too large to simulate (over 256 GiB per buffer)");
         for (int r = 0; r < s_.ranks; ++r) {
             RankState& st = ranks_[std::size_t(r)];

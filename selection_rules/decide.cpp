@@ -1,0 +1,162 @@
+#include "decide.hpp"
+
+#include <cstring>
+
+namespace loom::rules {
+namespace {
+
+CallShape shape_of(const CallFacts& c, bool segment)
+{
+    return CallShape{c.ranks, std::size_t(c.bytes), c.commutative, c.nodes, c.ranks_per_node, segment, c.element_bytes};
+}
+
+// The first candidate that matches and can serve (or is an allowed fallback rule); nullptr if
+// none. Candidates passed over only for want of a segment set *wants (when given).
+const Candidate* walk(const Resolved& tables, const CallFacts& c, bool fallback_allowed, std::vector<Verdict>* trace,
+                      bool* wants)
+{
+    const bool segment = c.segment == SegmentState::ready;
+    for (const Candidate& cand : tables.candidates[std::size_t(c.collective)]) {
+        const Rule& rule = *cand.rule;
+        if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
+            (rule.commutative && *rule.commutative != c.commutative)) {
+            if (trace) trace->push_back({&rule, "does not match"});
+            continue;
+        }
+        if (cand.algorithm == nullptr) {
+            if (fallback_allowed) {
+                if (trace) trace->push_back({&rule, "chosen: hands the call to the next component"});
+                return &cand;
+            }
+            if (trace) trace->push_back({&rule, "matches, but fallback is passed over: " + std::string(kFallbackRefused)});
+            continue;
+        }
+        const auto no = why_not(*cand.algorithm, shape_of(c, segment));
+        if (!no) {
+            if (trace) trace->push_back({&rule, "chosen"});
+            return &cand;
+        }
+        if (*no == kNoSegment && wants != nullptr && c.segment == SegmentState::not_yet) *wants = true;
+        if (trace)
+            trace->push_back({&rule, "matches, but " + rule.algorithm + " cannot serve the call: " + std::string(*no) +
+                                         (*no == kNoSegment && c.segment == SegmentState::not_yet
+                                              ? " (yet: the glue sets one up once enough calls want it)"
+                                              : "")});
+    }
+    return nullptr;
+}
+
+// What each leader (or lane) of a hierarchical call moves between nodes: the whole message,
+// or for hierarchical_rs one of ranks-per-node slices.
+std::uint64_t leaders_bytes(const Algorithm& algo, const CallFacts& c)
+{
+    return algo.needs.equal_nodes && c.ranks_per_node > 0 ? c.bytes / std::uint64_t(c.ranks_per_node) : c.bytes;
+}
+
+// The flat algorithm the node leaders of a hierarchical call run, and where it came from.
+void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
+{
+    const Algorithm& algo = *d.algorithm;
+    if (!algo.reads.leaders) return;
+    if (c.nodes < 2) { // one node: the leaders' phase has one rank
+        d.leaders = find_algorithm(c.collective, algo.default_leaders);
+        d.leaders_source = "default";
+        return;
+    }
+    const std::uint64_t bytes = leaders_bytes(algo, c);
+    const int nodes = c.nodes;
+    // The leaders' communicator: one rank per node. Its phase cannot be handed on, and an
+    // algorithm that needs the topology would recurse.
+    CallFacts leaders{c.collective, bytes, nodes, nodes, 1, MemoryKind::host, c.commutative, c.element_bytes, true,
+                      SegmentState::none};
+    auto usable = [&](const Algorithm* a) {
+        return a != nullptr && !a->needs.topology && !why_not(*a, shape_of(leaders, false));
+    };
+    if (d.rule != nullptr && !d.rule->leaders.empty()) {
+        const Algorithm* named = find_algorithm(c.collective, d.rule->leaders);
+        if (usable(named)) {
+            d.leaders = named;
+            d.leaders_source = "leaders=";
+            return;
+        }
+    }
+    if (tables.leaders) {
+        const Candidate* pick = walk(*tables.leaders, leaders, false, nullptr, nullptr);
+        if (pick != nullptr && usable(pick->algorithm)) {
+            d.leaders = pick->algorithm;
+            d.leaders_source = pick->rule->source;
+            return;
+        }
+    }
+    d.leaders = find_algorithm(c.collective, algo.default_leaders);
+    d.leaders_source = "default";
+}
+
+Decision chosen(const Candidate& cand)
+{
+    Decision d;
+    d.rule = cand.rule;
+    d.source = cand.rule->source.c_str();
+    if (cand.algorithm == nullptr) {
+        // The reason was built by parse(); a rule made by hand has none.
+        d.why = cand.rule->fallback_reason.empty() ? "a fallback rule hands it to the next component"
+                                                   : cand.rule->fallback_reason.c_str();
+        return d;
+    }
+    d.algorithm = cand.algorithm;
+    d.segment_bytes = cand.rule->segment_bytes;
+    d.buffer_bytes = cand.rule->buffer_bytes;
+    return d;
+}
+
+} // namespace
+
+std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes,
+                         const Algorithm* leaders)
+{
+    std::string text;
+    auto add = [&](std::string item) { text += (text.empty() ? "" : ", ") + item; };
+    if (algorithm.reads.segment_size) add("segment=" + std::to_string(segment_bytes));
+    if (algorithm.reads.pat_buffer) add("buffer=" + std::to_string(buffer_bytes));
+    if (algorithm.reads.leaders) add("leaders=" + std::string(leaders != nullptr ? leaders->name : "?"));
+    return text.empty() ? "none" : text;
+}
+
+Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace)
+{
+    Decision d;
+    d.why = "no rule chooses an algorithm that can serve this call";
+    if (!call.forced.empty()) {
+        // A forced algorithm is used or the call is handed on; loom never swaps in another
+        // algorithm the user did not ask for - except where handing on would give a wrong
+        // answer: then the rules choose, as they do for such a call.
+        const Algorithm* algo = call.forced_algorithm != nullptr ? call.forced_algorithm
+                                                                 : find_algorithm(call.collective, call.forced);
+        if (algo == nullptr) {
+            d.why = "the forced algorithm does not exist";
+        } else if (auto no = why_not(*algo, shape_of(call, call.segment == SegmentState::ready))) {
+            d.why = no->data();
+            // Only the segment is missing: the glue makes it now, for a forced algorithm.
+            d.wants_segment = *no == kNoSegment && call.segment == SegmentState::not_yet;
+        } else {
+            d.algorithm = algo;
+            d.source = "forced";
+            choose_leaders(d, call, tables);
+            return d;
+        }
+        if (!call.keep_from_open_mpi) return d;
+    }
+    bool wants = false;
+    const Candidate* cand = walk(tables, call, !call.keep_from_open_mpi, trace, &wants);
+    if (cand == nullptr) {
+        d.wants_segment = d.wants_segment || wants;
+        return d;
+    }
+    const bool forced_wants = d.wants_segment;
+    d = chosen(*cand);
+    d.wants_segment = forced_wants || wants;
+    if (d.algorithm != nullptr) choose_leaders(d, call, tables);
+    return d;
+}
+
+} // namespace loom::rules

@@ -1,0 +1,73 @@
+// The one chooser: what serves a call. Production (through loom_choose, c_api.cpp),
+// `loom-rules explain`, loom-sim's rule emission and the tests all call decide(); nothing else
+// in loom picks an algorithm. It is a pure function of what every rank of the communicator
+// shares (sizes, counts, op, the communicator's shape, the tables, the forced parameter), so
+// every rank decides alike.
+//
+// Order of decision:
+//   1. A forced algorithm (coll_loom_<collective>_algorithm) serves the call if it can; if it
+//      cannot, the call is handed on with the reason - unless handing on would change the
+//      answer (keep_from_open_mpi: Open MPI 4.1's saturating 8/16-bit SUM), then the rules
+//      decide as in 2.
+//   2. The rules (user table, then the built-in one, narrowed to the communicator): the
+//      first rule that matches the call and whose algorithm can serve it, or that is a
+//      fallback rule (hand on; passed over when keep_from_open_mpi).
+//   3. An algorithm that needs a shared segment the communicator does not have is passed over
+//      (the next rule applies); if it would have been chosen and the segment can still be
+//      made, wants_segment says so: the glue may make it and ask again.
+//   4. A hierarchical algorithm gets its leaders' flat algorithm here: the rule's leaders=,
+//      else the rule table's choice for one rank per node, else the registry's default.
+#pragma once
+
+#include "selection.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::rules {
+
+enum class SegmentState { ready, not_yet, none };
+
+// A call as the chooser sees it.
+struct CallFacts {
+    Collective collective{};
+    std::uint64_t bytes = 0; // loom's message size (loom::message_bytes)
+    int ranks = 0;
+    int nodes = 0;          // 0: unknown
+    int ranks_per_node = 0; // 0: unknown
+    MemoryKind memory = MemoryKind::host;
+    bool commutative = true;         // the op's (true for collectives that do not reduce)
+    std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
+    bool keep_from_open_mpi = false; // handing on would change the answer
+    SegmentState segment = SegmentState::ready;
+    std::string_view forced;                    // the forced parameter; empty: the rules choose
+    const Algorithm* forced_algorithm = nullptr; // find_algorithm(collective, forced) if known
+};
+
+struct Decision {
+    const Algorithm* algorithm = nullptr; // nullptr: hand the call on (see why)
+    const Algorithm* leaders = nullptr;   // algorithms that read leaders: what the leaders run
+    // The rule's options (0: the MCA parameter's value applies).
+    std::uint64_t segment_bytes = 0;
+    std::uint64_t buffer_bytes = 0;
+    const Rule* rule = nullptr;  // the rule that decided (chosen or fallback); nullptr if forced
+    const char* source = "";     // "forced", the rule's "FILE:LINE", or "" when nothing decided
+    const char* why = "";        // when handed on
+    // Where the leaders' algorithm came from: "leaders=" (the rule), "rules for one rank per
+    // node: FILE:LINE", or "default".
+    std::string_view leaders_source;
+    bool wants_segment = false;
+};
+
+// The options `algorithm` runs with, as verbose output and explain print them: the ones it
+// reads (registry), each the rule's value or else the parameter's, e.g.
+// "segment=262144, leaders=recursive_doubling"; "none" if it reads none.
+std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes,
+                         const Algorithm* leaders);
+
+// Decides for `call` with `tables` (resolved for the call's communicator). If `trace` is not
+// null, every rule considered is appended with its verdict (rules.hpp; for explain).
+Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace = nullptr);
+
+} // namespace loom::rules
