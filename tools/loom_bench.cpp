@@ -11,7 +11,8 @@
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
 // node count found by comparing MPI_Get_processor_name across ranks, so the shared-memory
 // algorithms take part when every rank is on one node), plus "loom": loom's own choice (the
-// algorithm parameter left empty). "loom" alone, or a list of algorithm names (and "loom"),
+// algorithm parameter as the job set it: empty, unless the job forces one with --mca
+// coll_loom_<collective>_algorithm, which rank 0 then reports). "loom" alone, or a list of algorithm names (and "loom"),
 // picks some of them, and "each" is every algorithm that can serve without "loom" (what
 // tools/loom-tune measures); a name a collective lacks is skipped for that collective. Algorithms are
 // forced through MPI_T (coll_loom_<collective>_algorithm), the way users force them. If loom is
@@ -35,6 +36,10 @@
 // "loom", that every call was served or handed on by a `fallback` rule). A wrong
 // result or a call loom did not serve stops the program with exit status 1 and a message
 // naming the collective, the contender and the size.
+//
+// In a job with loom, each collective ends with "# loom <collective>: served S declined D":
+// loom's counters on rank 0 for every call of that collective in the job so far (the timed
+// ones, and any a rule or the job's settings made loom hand on).
 //
 // Rank 0 prints one table per collective (bytes, then microseconds per call for each
 // contender), then for sizes of 64 KiB and more the same runs as bus bandwidth: the bytes one
@@ -201,21 +206,23 @@ struct Contender {
     std::string name;
     const Algorithm* algorithm = nullptr; // forced algorithm; nullptr for "loom" and "ompi"
     bool loom = false;                    // loom serves it (its counters must agree)
-    std::string forced_value() const { return algorithm ? std::string(algorithm->name) : std::string(); }
+    std::string setting;                  // "loom": the algorithm parameter the job set ("" by default)
+    std::string forced_value() const { return algorithm ? std::string(algorithm->name) : setting; }
 };
 
-// The contenders of collective `c` asked for, whatever the size (registry order, "loom" last).
-std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_loaded)
+// The contenders of collective `c` asked for, whatever the size (registry order, "loom" last);
+// `setting` is the job's own value of the collective's algorithm parameter.
+std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_loaded, const std::string& setting)
 {
-    if (!loom_loaded) return {Contender{"ompi", nullptr, false}};
+    if (!loom_loaded) return {Contender{"ompi", nullptr, false, ""}};
     const auto listed = [&](std::string_view name) {
         return std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end();
     };
     std::vector<Contender> list;
     for (const Algorithm& a : loom::all_algorithms())
         if (a.collective == c && (listed("all") || listed("each") || listed(a.name)))
-            list.push_back(Contender{std::string(a.name), &a, true});
-    if (listed("all") || listed("loom")) list.push_back(Contender{"loom", nullptr, true});
+            list.push_back(Contender{std::string(a.name), &a, true, ""});
+    if (listed("all") || listed("loom")) list.push_back(Contender{"loom", nullptr, true, setting});
     return list;
 }
 
@@ -254,7 +261,7 @@ struct Job {
     std::ofstream* csv; // rank 0, with --csv
 };
 
-// Forces the contender's algorithm ("loom": none) for the collective's next calls; every rank
+// Forces the contender's algorithm ("loom": the job's own setting) for the collective's next calls; every rank
 // calls it alike, between collectives. Nothing to do for "ompi".
 void force(const std::string& collective, const Contender& k)
 {
@@ -426,12 +433,24 @@ bool bench_collective(Collective c, const Job& job)
 {
     const std::string name(loom::to_string(c));
     const Options& o = *job.options;
-    const auto contenders = contenders_for(c, o, job.loom_loaded);
+    // What the job set coll_loom_<collective>_algorithm to (--mca, environment): "loom" keeps it.
+    std::string setting;
+    if (job.loom_loaded) {
+        const auto value = loom::tools::loom_control("coll_loom_" + name + "_algorithm");
+        if (!value) throw std::runtime_error("cannot read coll_loom_" + name + "_algorithm through MPI_T");
+        setting = *value;
+    }
+    const auto contenders = contenders_for(c, o, job.loom_loaded, setting);
     if (contenders.empty()) return true;
     std::optional<loom::tools::LoomCounters> counters;
     if (job.loom_loaded) {
         counters.emplace();
         if (!counters->open(name)) throw std::runtime_error("loom's MPI_T counters for " + name + " are missing");
+    }
+    if (job.rank == 0 && !setting.empty()) {
+        std::printf("# the job sets coll_loom_%s_algorithm=\"%s\": contender \"loom\" runs with it\n", name.c_str(),
+                    setting.c_str());
+        std::fflush(stdout);
     }
     std::vector<std::pair<std::size_t, std::vector<Result>>> rows;
     const std::vector<std::size_t> barrier_size{0};
@@ -459,8 +478,12 @@ bool bench_collective(Collective c, const Job& job)
             job.csv->flush();
         }
     }
-    if (job.loom_loaded) force(name, Contender{"loom", nullptr, true}); // back to loom's own choice
+    if (job.loom_loaded) force(name, Contender{"loom", nullptr, true, setting}); // back to the job's setting
     if (job.rank == 0 && !rows.empty()) print_table(c, contenders, rows, job);
+    if (job.rank == 0 && counters) {
+        std::printf("# loom %s: served %llu declined %llu\n", name.c_str(), counters->served(), counters->declined());
+        std::fflush(stdout);
+    }
     return ok;
 }
 

@@ -1,6 +1,7 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
-loom-bench in (a loom job with the build tree's plugin, and a job with Open MPI's default
-selection, loom hidden), one such run with its CSV read back, and size formatting."""
+loom-bench in (a loom job with the plugin of a build tree or the installed one, and a job with
+Open MPI's default selection, loom hidden), one such run with its CSV read back, and size
+formatting. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
 import csv
 import os
 import re
@@ -29,15 +30,26 @@ def ompi_version():
 
 
 class Jobs:
-    """mpirun command lines for loom-bench at `nproc` ranks from the build tree `build`;
-    `mpirun_args` (a list) go to mpirun, e.g. ["--hostfile", "hosts"]."""
+    """mpirun command lines for loom-bench at `nproc` ranks, loom-bench and the plugin from the
+    build tree `build`, or, if `build` is None, from where `meson install` put them: `installed`
+    is (the directory of loom-bench, the directory of mca_coll_loom.so). `mpirun_args` (a list)
+    go to mpirun, e.g. ["--hostfile", "hosts"]."""
 
-    def __init__(self, prog, build, nproc, mpirun_args=()):
+    def __init__(self, prog, build, nproc, mpirun_args=(), installed=None):
         self.prog = prog
-        self.bench = os.path.join(build, "tools", "loom-bench")
-        plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
-        if not (os.access(self.bench, os.X_OK) and os.path.isfile(os.path.join(plugin_dir, "mca_coll_loom.so"))):
-            fail(prog, f"build loom first (meson setup {build} && meson compile -C {build})", 2)
+        if build is not None:
+            self.bench = os.path.join(build, "tools", "loom-bench")
+            plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
+            missing = f"build loom first (meson setup {build} && meson compile -C {build})"
+        else:
+            self.bench = os.path.join(installed[0], "loom-bench")
+            plugin_dir = installed[1]
+            missing = "install loom (meson install -C BUILD), or name a build tree with --build-dir BUILD"
+        absent = [p for p, there in ((self.bench, os.access(self.bench, os.X_OK)),
+                                     (os.path.join(plugin_dir, "mca_coll_loom.so"),
+                                      os.path.isfile(os.path.join(plugin_dir, "mca_coll_loom.so")))) if not there]
+        if absent:
+            fail(prog, f"{' and '.join(absent)} missing: {missing}", 2)
         components = ompi_components()
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         common = ["mpirun", "-np", str(nproc)] + list(mpirun_args)

@@ -3,13 +3,15 @@
 //     which tell whether loom, or the component it fell back to, served the calls;
 //   * set_loom_control() writes a control variable such as coll_loom_allreduce_algorithm,
 //     to switch algorithms inside one job (every rank must write the same value, between
-//     collectives).
+//     collectives); loom_control() reads a string one, e.g. the value the job was started with.
 // Both exist only if loom is loaded.
 #pragma once
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace loom::tools {
 
@@ -75,6 +77,25 @@ inline bool read_loom_control(const std::string& name, int* value)
     }
     MPI_T_finalize();
     return ok;
+}
+
+// Reads loom's string control variable `name` (e.g. "coll_loom_allreduce_algorithm": "" when
+// nothing is forced); nothing if it does not exist (loom is not loaded).
+inline std::optional<std::string> loom_control(const std::string& name)
+{
+    int provided, index, count;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
+    std::optional<std::string> result;
+    if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        // count: the longest string the variable can hold (Open MPI says 2048), terminator aside.
+        std::vector<char> text(std::size_t(count > 0 ? count : 0) + 1, '\0');
+        if (MPI_T_cvar_read(handle, text.data()) == MPI_SUCCESS) result = std::string(text.data());
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return result;
 }
 
 } // namespace loom::tools

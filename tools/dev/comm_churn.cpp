@@ -20,10 +20,10 @@
 // per iteration; modes are interleaved (A B C A B C ...) and the reported time is the median
 // of the repeats (the minimum is printed beside it). One warm-up iteration per mode comes
 // first. If loom is loaded its MPI_T counters give the share of the calls it served, printed
-// as "# loom served S of C allreduce/bcast calls" (tools/bench/comm-churn-compare checks it).
+// as "# loom served S of C allreduce/bcast calls" (tools/dev/comm-churn-compare checks it).
 //
 // Rank 0 prints one line per mode; --csv writes rows mode,np,us_per_iteration,min_us,iterations.
-// tools/bench/comm-churn-compare runs it with and without loom, alternately.
+// tools/dev/comm-churn-compare runs it with and without loom, alternately.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
