@@ -111,6 +111,36 @@ Decision chosen(const Candidate& cand)
 
 } // namespace
 
+CallFacts facts_of(const Call& call)
+{
+    CallFacts f;
+    f.collective = call.collective;
+    f.bytes = call.bytes;
+    f.ranks = call.ranks;
+    f.nodes = call.nodes;
+    f.ranks_per_node = call.ranks_per_node;
+    f.memory = call.memory;
+    f.commutative = call.commutative;
+    f.keep_from_open_mpi = !call.fallback_allowed;
+    f.segment = call.segment ? SegmentState::ready : SegmentState::none;
+    return f;
+}
+
+Call call_of(const CallFacts& f)
+{
+    Call call;
+    call.collective = f.collective;
+    call.ranks = f.ranks;
+    call.bytes = f.bytes;
+    call.nodes = f.nodes;
+    call.ranks_per_node = f.ranks_per_node;
+    call.memory = f.memory;
+    call.commutative = f.commutative;
+    call.fallback_allowed = !f.keep_from_open_mpi;
+    call.segment = f.segment == SegmentState::ready;
+    return call;
+}
+
 std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes,
                          const Algorithm* leaders)
 {

@@ -45,6 +45,11 @@ struct CallFacts {
     const Algorithm* forced_algorithm = nullptr; // find_algorithm(collective, forced) if known
 };
 
+// The facts a rule is matched against (rules.hpp) as decide() takes them, and back (the
+// call-level fields: forced, element size and segment state do not exist in a Call).
+CallFacts facts_of(const Call& call);
+Call call_of(const CallFacts& facts);
+
 struct Decision {
     const Algorithm* algorithm = nullptr; // nullptr: hand the call on (see why)
     const Algorithm* leaders = nullptr;   // algorithms that read leaders: what the leaders run

@@ -64,15 +64,13 @@ std::vector<Diagnostic> load_user_rules(const std::string& path)
 
 const std::vector<Rule>& user_rules() { return user_table(); }
 
-Resolved resolve(int ranks, int nodes, int ranks_per_node)
+Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node)
 {
     Resolved r;
     r.ranks = ranks;
     r.nodes = nodes;
     r.ranks_per_node = ranks_per_node;
-    // The leaders of a hierarchical algorithm: one rank per node.
-    if (nodes >= 2 && nodes < ranks) r.leaders = resolved_for(nodes, nodes, 1);
-    for (const std::vector<Rule>* table : {&user_rules(), &default_rules()})
+    for (const std::vector<Rule>* table : tables)
         for (const Rule& rule : *table) {
             // A fallback rule stays, without an algorithm: dropping it would let a later rule
             // serve the calls it hands to the next component.
@@ -80,6 +78,14 @@ Resolved resolve(int ranks, int nodes, int ranks_per_node)
             if ((algorithm != nullptr || rule.is_fallback()) && communicator_matches(rule, r))
                 r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
         }
+    return r;
+}
+
+Resolved resolve(int ranks, int nodes, int ranks_per_node)
+{
+    Resolved r = narrow({&user_rules(), &default_rules()}, ranks, nodes, ranks_per_node);
+    // The leaders of a hierarchical algorithm: one rank per node.
+    if (nodes >= 2 && nodes < ranks) r.leaders = resolved_for(nodes, nodes, 1);
     return r;
 }
 

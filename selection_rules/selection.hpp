@@ -34,6 +34,12 @@ struct Resolved {
     std::shared_ptr<const Resolved> leaders;
 };
 
+// Narrows `tables` (in order) to the rules whose communicator keys (ranks, nodes, ranks per
+// node) admit a communicator of this shape and whose algorithm exists (or that are fallback
+// rules). resolve() does it for the process's user rules and the defaults; tests and the
+// fuzzer for tables of their own. No leaders' table.
+Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node);
+
 // Narrows the tables for a communicator of `ranks` ranks on `nodes` nodes with at most
 // `ranks_per_node` on one (0: unknown).
 Resolved resolve(int ranks, int nodes, int ranks_per_node);

@@ -297,21 +297,6 @@ ExplainCall parse_call(const Args& a)
     return e;
 }
 
-// Why a rule left out of the communicator's narrowed table (ranks, nodes, ranks per node)
-// does not apply.
-std::string exclusion_of(const Rule& r, const CallFacts& c)
-{
-    Call call;
-    call.collective = c.collective;
-    call.ranks = c.ranks;
-    call.bytes = c.bytes;
-    call.nodes = c.nodes;
-    call.ranks_per_node = c.ranks_per_node;
-    call.memory = c.memory;
-    call.commutative = c.commutative;
-    return exclusion(r, call);
-}
-
 int cmd_explain(const std::vector<std::string>& in)
 {
     const Args a = parse_args(in,
@@ -364,7 +349,7 @@ int cmd_explain(const std::vector<std::string>& in)
                 // load_user_rules made its own copy of --rules: compare by source ("FILE:LINE").
                 const bool considered = next < trace.size() && trace[next].rule->source == r.source;
                 std::string outcome = considered ? trace[next++].outcome : "does not match";
-                if (outcome == "does not match") outcome = exclusion_of(r, call);
+                if (outcome == "does not match") outcome = exclusion(r, call_of(call));
                 rows.push_back({{"  " + r.source, join(rule_fields(r), " "), "-> " + outcome}, ""});
                 done = considered && next == trace.size() && d.rule != nullptr;
             }

@@ -34,36 +34,11 @@ using namespace loom::rules;
     std::abort();
 }
 
-// decide() (the one chooser) over the fuzzed tables: narrowed to the call's communicator as
-// resolve() narrows the process's, returning the deciding rule (chosen or fallback).
+// decide() (the one chooser) over the fuzzed tables, narrowed to the call's communicator.
 const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
                    std::vector<Verdict>* trace = nullptr)
 {
-    Resolved r;
-    r.ranks = call.ranks;
-    r.nodes = call.nodes;
-    r.ranks_per_node = call.ranks_per_node;
-    for (const std::vector<Rule>* table : tables)
-        for (const Rule& rule : *table) {
-            const Algorithm* algorithm = find_algorithm(rule.collective, rule.algorithm);
-            const bool keys = rule.ranks.contains(std::uint64_t(call.ranks)) &&
-                              (!rule.nodes || (call.nodes != 0 && rule.nodes->contains(std::uint64_t(call.nodes)))) &&
-                              (!rule.ranks_per_node ||
-                               (call.ranks_per_node != 0 && rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))));
-            if ((algorithm != nullptr || rule.is_fallback()) && keys)
-                r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
-        }
-    CallFacts f;
-    f.collective = call.collective;
-    f.bytes = call.bytes;
-    f.ranks = call.ranks;
-    f.nodes = call.nodes;
-    f.ranks_per_node = call.ranks_per_node;
-    f.memory = call.memory;
-    f.commutative = call.commutative;
-    f.keep_from_open_mpi = !call.fallback_allowed;
-    f.segment = call.segment ? SegmentState::ready : SegmentState::none;
-    return decide(f, r, trace).rule;
+    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node), trace).rule;
 }
 
 // "chosen", or for a fallback rule "chosen: hands the call to the next component".

@@ -22,43 +22,12 @@ namespace loom::rules::test {
 
 constexpr std::uint64_t K = 1024, M = K * K, G = M * K;
 
-// The call of a rules::Call (the facts a rule matches) as decide() takes it.
-inline CallFacts facts_of(const Call& call)
-{
-    CallFacts f;
-    f.collective = call.collective;
-    f.bytes = call.bytes;
-    f.ranks = call.ranks;
-    f.nodes = call.nodes;
-    f.ranks_per_node = call.ranks_per_node;
-    f.memory = call.memory;
-    f.commutative = call.commutative;
-    f.keep_from_open_mpi = !call.fallback_allowed;
-    f.segment = call.segment ? SegmentState::ready : SegmentState::none;
-    return f;
-}
-
-// decide() over the tables of a test (in order) instead of the process's: they are narrowed
-// to the call's communicator as resolve() narrows the process's, and the deciding rule (chosen
-// or fallback) is returned; nullptr if none decides.
+// decide() over the tables of a test (in order) instead of the process's, narrowed to the
+// call's communicator (narrow()); the deciding rule (chosen or fallback), or nullptr.
 inline const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
                           std::vector<Verdict>* trace = nullptr)
 {
-    Resolved r;
-    r.ranks = call.ranks;
-    r.nodes = call.nodes;
-    r.ranks_per_node = call.ranks_per_node;
-    for (const std::vector<Rule>* table : tables)
-        for (const Rule& rule : *table) {
-            const Algorithm* algorithm = find_algorithm(rule.collective, rule.algorithm);
-            const bool keys = rule.ranks.contains(std::uint64_t(call.ranks)) &&
-                              (!rule.nodes || (call.nodes != 0 && rule.nodes->contains(std::uint64_t(call.nodes)))) &&
-                              (!rule.ranks_per_node ||
-                               (call.ranks_per_node != 0 && rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))));
-            if ((algorithm != nullptr || rule.is_fallback()) && keys)
-                r.candidates[std::size_t(rule.collective)].push_back({&rule, algorithm});
-        }
-    return decide(facts_of(call), r, trace).rule;
+    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node), trace).rule;
 }
 
 // The candidate of `resolved` that decides the call (decide()), or nullptr.

@@ -46,9 +46,11 @@ private:
     MPI_T_pvar_handle served_ = MPI_T_PVAR_HANDLE_NULL, declined_ = MPI_T_PVAR_HANDLE_NULL;
 };
 
-// Writes loom's control variable `name` (e.g. "coll_loom_allreduce_algorithm"); `value`
-// points to a char string or to a size_t, as the variable's type requires.
-inline bool set_loom_control(const std::string& name, const void* value)
+// Opens loom's control variable `name` for the duration of `use(handle, count)` (count: the
+// variable's element count, for strings the longest value it holds). False if MPI_T or the
+// variable is unavailable (loom not loaded) or `use` returns false.
+template <class Use>
+bool with_loom_control(const std::string& name, Use&& use)
 {
     int provided, index, count;
     MPI_T_cvar_handle handle;
@@ -56,45 +58,38 @@ inline bool set_loom_control(const std::string& name, const void* value)
     bool ok = MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
               MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS;
     if (ok) {
-        ok = MPI_T_cvar_write(handle, value) == MPI_SUCCESS;
+        ok = use(handle, count);
         MPI_T_cvar_handle_free(&handle);
     }
     MPI_T_finalize();
     return ok;
 }
 
+// Writes loom's control variable `name` (e.g. "coll_loom_allreduce_algorithm"); `value`
+// points to a char string or to a size_t, as the variable's type requires.
+inline bool set_loom_control(const std::string& name, const void* value)
+{
+    return with_loom_control(name, [&](MPI_T_cvar_handle h, int) { return MPI_T_cvar_write(h, value) == MPI_SUCCESS; });
+}
+
 // Reads loom's int control variable `name` (e.g. "coll_loom_shm_max_mib") into *value.
 inline bool read_loom_control(const std::string& name, int* value)
 {
-    int provided, index, count;
-    MPI_T_cvar_handle handle;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
-    bool ok = MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
-              MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS;
-    if (ok) {
-        ok = MPI_T_cvar_read(handle, value) == MPI_SUCCESS;
-        MPI_T_cvar_handle_free(&handle);
-    }
-    MPI_T_finalize();
-    return ok;
+    return with_loom_control(name, [&](MPI_T_cvar_handle h, int) { return MPI_T_cvar_read(h, value) == MPI_SUCCESS; });
 }
 
 // Reads loom's string control variable `name` (e.g. "coll_loom_allreduce_algorithm": "" when
 // nothing is forced); nothing if it does not exist (loom is not loaded).
 inline std::optional<std::string> loom_control(const std::string& name)
 {
-    int provided, index, count;
-    MPI_T_cvar_handle handle;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
     std::optional<std::string> result;
-    if (MPI_T_cvar_get_index(name.c_str(), &index) == MPI_SUCCESS &&
-        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+    with_loom_control(name, [&](MPI_T_cvar_handle h, int count) {
         // count: the longest string the variable can hold (Open MPI says 2048), terminator aside.
         std::vector<char> text(std::size_t(count > 0 ? count : 0) + 1, '\0');
-        if (MPI_T_cvar_read(handle, text.data()) == MPI_SUCCESS) result = std::string(text.data());
-        MPI_T_cvar_handle_free(&handle);
-    }
-    MPI_T_finalize();
+        if (MPI_T_cvar_read(h, text.data()) != MPI_SUCCESS) return false;
+        result = std::string(text.data());
+        return true;
+    });
     return result;
 }
 
