@@ -1,7 +1,5 @@
 #include "decide.hpp"
 
-#include <cstring>
-
 namespace loom::rules {
 namespace {
 
