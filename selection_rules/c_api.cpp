@@ -36,13 +36,67 @@ extern "C" int loom_rules_load(const char* path, char** report)
     return errors;
 }
 
-// A handle is a shared reference to the process's tables for the communicator's shape.
-using ResolvedHandle = std::shared_ptr<const rules::Resolved>;
+namespace {
+
+// The facts decide() reads (rules::CallFacts but the communicator's shape, which is the
+// handle's), and its decision as loom_choose hands it out.
+struct MemoKey {
+    std::uint64_t bytes;
+    std::size_t element_bytes;
+    const char* forced;
+    const Algorithm* forced_algorithm;
+    rules::MemoryKind memory;
+    rules::SegmentState segment;
+    bool commutative;
+    bool keep_from_open_mpi;
+    bool operator==(const MemoKey&) const = default;
+};
+
+struct Memo {
+    bool valid = false;
+    MemoKey key{};
+    const Algorithm* algorithm = nullptr;
+    const Algorithm* leaders = nullptr;
+    std::uint64_t segment_bytes = 0, buffer_bytes = 0;
+    const char* source = "";
+    const char* why = "";
+    bool wants_segment = false;
+};
+
+// One communicator's handle: a shared reference to the process's tables for its shape, and
+// per collective the last decision. Applications repeat the same call (size, op, type), and
+// decide() is a pure function of the key, so the repeat costs a comparison instead of a rule
+// walk. The forced parameter is part of the key (its string pointer changes when MPI_T writes
+// it), as is the segment's state. Collectives on one communicator never run concurrently
+// (MPI requires it), so the memo needs no lock.
+struct ResolvedHandle {
+    std::shared_ptr<const rules::Resolved> tables;
+    Memo last[kCollectiveCount];
+    // The forced parameter's algorithm, looked up once per value: the parameter's string
+    // changes only between collectives (through MPI_T), and a new value may reuse the old
+    // one's address, so the name is compared too.
+    struct {
+        const char* text = nullptr;
+        const Algorithm* algorithm = nullptr;
+    } forced[kCollectiveCount];
+
+    const Algorithm* forced_algorithm(Collective c, const char* text)
+    {
+        auto& memo = forced[std::size_t(c)];
+        if (memo.text == text && memo.algorithm != nullptr && std::strcmp(text, memo.algorithm->name.data()) == 0)
+            return memo.algorithm;
+        memo.text = text;
+        memo.algorithm = find_algorithm(c, text);
+        return memo.algorithm;
+    }
+};
+
+} // namespace
 
 extern "C" void* loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node)
 {
     try {
-        return new ResolvedHandle(rules::resolved_for(comm_size, nodes, ranks_per_node));
+        return new ResolvedHandle{rules::resolved_for(comm_size, nodes, ranks_per_node), {}, {}};
     } catch (...) {
         return nullptr;
     }
@@ -70,57 +124,61 @@ rules::SegmentState segment_state(int segment)
                                              : rules::SegmentState::none;
 }
 
-// The forced parameter's algorithm, looked up once per value: the parameter's string changes
-// only between collectives (through MPI_T), so the last lookup per collective is kept.
-const Algorithm* forced_lookup(Collective c, const char* forced)
-{
-    thread_local struct {
-        const char* text;
-        const Algorithm* algorithm;
-    } last[kCollectiveCount] = {};
-    auto& memo = last[std::size_t(c)];
-    if (memo.text == forced && memo.algorithm != nullptr && std::strcmp(forced, memo.algorithm->name.data()) == 0)
-        return memo.algorithm;
-    memo = {forced, find_algorithm(c, forced)};
-    return memo.algorithm;
-}
 } // namespace
 
 extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
                                    const char** why, const char** rule_source)
 {
     try {
-        std::shared_ptr<const rules::Resolved> own;
-        const rules::Resolved* tables = resolved != nullptr ? static_cast<const ResolvedHandle*>(resolved)->get() : nullptr;
-        if (tables == nullptr) tables = (own = rules::resolved_for(comm_size, 0, 0)).get();
-        const Collective c = static_cast<Collective>(call->coll);
-        rules::CallFacts facts;
-        facts.collective = c;
-        facts.bytes = message_bytes(*call, comm_size);
-        facts.ranks = comm_size;
-        facts.nodes = tables->nodes;
-        facts.ranks_per_node = tables->ranks_per_node;
-        facts.memory = call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host;
-        facts.commutative = !reduces(c) || call->op.commutative != 0;
-        facts.element_bytes = reduces(c) ? call->op.elem_size : 0;
-        facts.keep_from_open_mpi = call->keep_from_open_mpi != 0;
-        facts.segment = segment_state(call->segment);
-        if (forced != nullptr && forced[0] != '\0') {
-            facts.forced = forced;
-            facts.forced_algorithm = forced_lookup(c, forced);
+        std::unique_ptr<ResolvedHandle> own;
+        auto* handle = static_cast<ResolvedHandle*>(const_cast<void*>(resolved));
+        if (handle == nullptr) {
+            own.reset(new ResolvedHandle{rules::resolved_for(comm_size, 0, 0), {}, {}});
+            handle = own.get();
         }
-        const rules::Decision d = rules::decide(facts, *tables);
-        call->wants_segment = d.wants_segment ? 1 : 0;
-        if (rule_source != nullptr && d.source[0] != '\0') *rule_source = d.source;
-        if (d.algorithm == nullptr) {
-            if (why != nullptr) *why = d.why;
+        const Collective c = static_cast<Collective>(call->coll);
+        const bool is_forced = forced != nullptr && forced[0] != '\0';
+        const MemoKey key{message_bytes(*call, comm_size),
+                          reduces(c) ? call->op.elem_size : 0,
+                          is_forced ? forced : nullptr,
+                          is_forced ? handle->forced_algorithm(c, forced) : nullptr,
+                          call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
+                          segment_state(call->segment),
+                          !reduces(c) || call->op.commutative != 0,
+                          call->keep_from_open_mpi != 0};
+        Memo& memo = handle->last[std::size_t(c)];
+        if (!memo.valid || !(memo.key == key)) {
+            const rules::Resolved& tables = *handle->tables;
+            rules::CallFacts facts;
+            facts.collective = c;
+            facts.bytes = key.bytes;
+            facts.ranks = comm_size;
+            facts.nodes = tables.nodes;
+            facts.ranks_per_node = tables.ranks_per_node;
+            facts.memory = key.memory;
+            facts.commutative = key.commutative;
+            facts.element_bytes = key.element_bytes;
+            facts.keep_from_open_mpi = key.keep_from_open_mpi;
+            facts.segment = key.segment;
+            if (is_forced) {
+                facts.forced = forced;
+                facts.forced_algorithm = key.forced_algorithm;
+            }
+            const rules::Decision d = rules::decide(facts, tables);
+            memo = Memo{true, key, d.algorithm, d.leaders, d.segment_bytes, d.buffer_bytes, d.source, d.why,
+                        d.wants_segment};
+        }
+        call->wants_segment = memo.wants_segment ? 1 : 0;
+        if (rule_source != nullptr && memo.source[0] != '\0') *rule_source = memo.source;
+        if (memo.algorithm == nullptr) {
+            if (why != nullptr) *why = memo.why;
             return nullptr;
         }
-        if (d.segment_bytes != 0) call->segment_bytes = d.segment_bytes;
-        if (d.buffer_bytes != 0) call->buffer_bytes = d.buffer_bytes;
-        call->leaders = d.leaders;
-        call->chosen = d.algorithm;
-        return d.algorithm->name.data();
+        if (memo.segment_bytes != 0) call->segment_bytes = memo.segment_bytes;
+        if (memo.buffer_bytes != 0) call->buffer_bytes = memo.buffer_bytes;
+        call->leaders = memo.leaders;
+        call->chosen = memo.algorithm;
+        return memo.algorithm->name.data();
     } catch (...) {
         if (why != nullptr) *why = "loom could not evaluate its rules (out of memory)";
         return nullptr;
