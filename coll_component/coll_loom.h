@@ -1,12 +1,20 @@
 /*
  * loom's Open MPI glue: the component, its per-communicator module, and the services the
- * C++ core needs from Open MPI (messaging over the PML, datatype and op handling). This is
- * the only code in loom that includes Open MPI's internal headers.
+ * C++ core needs from Open MPI (messaging over the PML, datatypes and ops, device buffers).
+ * This is the only code in loom that includes Open MPI's internal headers; what differs
+ * between Open MPI versions is behind coll_loom_ompi.h.
+ *
+ * The life of a call (ARCHITECTURE.md): an entry point (coll_loom_entry.c) records its
+ * arguments in a loom_mpi_call_t and calls mca_coll_loom_serve (coll_loom_call.c), which
+ * describes the call to the core once (buffers, counts, the datatype plan, the memory kind),
+ * asks the chooser once (loom_choose, selection_rules/), runs the algorithm once
+ * (loom_run, algorithms/) and finishes once - or hands the call to the previous component
+ * (mca_coll_loom_hand_on, the one place that calls it).
  */
 #ifndef MCA_COLL_LOOM_H
 #define MCA_COLL_LOOM_H
 
-#include "coll_loom_version.h"
+#include "coll_loom_ompi.h"
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
@@ -20,7 +28,7 @@
 BEGIN_C_DECLS
 
 typedef struct mca_coll_loom_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    loom_coll_component_t super;
     int priority;
     int verbose;
     int output; /* opal_output stream, verbosity = verbose */
@@ -38,35 +46,29 @@ typedef struct mca_coll_loom_component_t {
     int rules_strict;       /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
-     * itself, and calls it handed to the previous component. Updated atomically. */
+     * itself, and calls it handed to the previous component. */
     unsigned long long served[LOOM_COLL_COUNT];
     unsigned long long declined[LOOM_COLL_COUNT];
 } mca_coll_loom_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
+
+/* Applies X(name) to every collective loom implements (the names of Open MPI's coll slots). */
+#define LOOM_FOR_EACH_COLLECTIVE(X)                                                          \
+    X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce)        \
+    X(reduce_scatter) X(reduce_scatter_block)
 
 /* Per-communicator module: the previous component's function and module for every
- * collective loom implements, so loom can decline a call. */
+ * collective loom implements, so loom can hand a call on. */
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
-    mca_coll_base_module_allgather_fn_t prev_allgather;
-    mca_coll_base_module_t *prev_allgather_module;
-    mca_coll_base_module_allgatherv_fn_t prev_allgatherv;
-    mca_coll_base_module_t *prev_allgatherv_module;
-    mca_coll_base_module_allreduce_fn_t prev_allreduce;
-    mca_coll_base_module_t *prev_allreduce_module;
-    mca_coll_base_module_alltoall_fn_t prev_alltoall;
-    mca_coll_base_module_t *prev_alltoall_module;
-    mca_coll_base_module_barrier_fn_t prev_barrier;
-    mca_coll_base_module_t *prev_barrier_module;
-    mca_coll_base_module_bcast_fn_t prev_bcast;
-    mca_coll_base_module_t *prev_bcast_module;
-    mca_coll_base_module_reduce_fn_t prev_reduce;
-    mca_coll_base_module_t *prev_reduce_module;
-    mca_coll_base_module_reduce_scatter_fn_t prev_reduce_scatter;
-    mca_coll_base_module_t *prev_reduce_scatter_module;
-    mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
-    mca_coll_base_module_t *prev_reduce_scatter_block_module;
+    struct {
+#define PREVIOUS(name)                                                                         \
+    mca_coll_base_module_##name##_fn_t name;                                                  \
+    mca_coll_base_module_t *name##_module;
+        LOOM_FOR_EACH_COLLECTIVE(PREVIOUS)
+#undef PREVIOUS
+    } previous;
     /* The rule tables narrowed to this communicator (mca_coll_loom_rules), NULL until its
      * first call. */
     void *rules;
@@ -78,6 +80,9 @@ typedef struct mca_coll_loom_module_t {
     void *shm;
     int segment;
     int segment_wanted;
+    /* May the communicator have a segment at all (coll_loom_shm_max_mib)? Set when the
+     * module is enabled; the same on every rank. */
+    int segment_allowed;
     /* The same for the shared-memory phases of hierarchical algorithms, among this rank's
      * node's ranks. */
     void *node_shm;
@@ -93,72 +98,50 @@ OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-/* The collectives (coll_loom_reduce_ops.c, coll_loom_data_ops.c). */
-int mca_coll_loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
-int mca_coll_loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module);
-int mca_coll_loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm,
-                                       mca_coll_base_module_t *module);
-int mca_coll_loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, const int *rcounts, const int *displs,
-                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                             mca_coll_base_module_t *module);
-int mca_coll_loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+/* ---- The MPI-facing entry points (coll_loom_entry.c) ---- */
 
-/* ---- Running a call (coll_loom_run.c) ---- */
+/* Puts loom's entry points into the module's coll slots. */
+void mca_coll_loom_install_entries(mca_coll_loom_module_t *module);
 
-/* Record a served or declined call: counters; at coll_loom_verbose >= 1 a line from rank 0
- * the first time each algorithm serves a collective on a communicator, naming the rule that
- * chose it; at >= 2 a line per call. */
-void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
-                               mca_coll_loom_module_t *module, const char *algorithm,
-                               const char *rule);
-void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
-                                 const char *why);
+/* An MPI collective call as Open MPI handed it to loom. The receive side (or bcast's one
+ * buffer) is rbuf with count (or counts and displs) instances of dtype; the send side of the
+ * data-movement collectives has its own scount and sdtype; reductions send count (or
+ * sum(counts)) instances of dtype. Fields a collective does not have are zero. */
+typedef struct loom_mpi_call {
+    loom_coll_t coll;
+    const void *sbuf;
+    int scount;
+    struct ompi_datatype_t *sdtype;
+    void *rbuf;
+    int count;
+    const int *counts; /* reduce_scatter, allgatherv: one per rank */
+    const int *displs; /* allgatherv: one per rank, in extents of dtype */
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    int root;
+} loom_mpi_call_t;
 
-/* Choose the algorithm for `call` on comm (coll_loom_<coll>_algorithm, else the rules);
- * NULL and *why if loom must decline; *rule names the rule ("FILE:LINE" or "forced"). */
-const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
-                            mca_coll_loom_module_t *module, const char **why, const char **rule);
-/* Run `algorithm` on comm over the PML with the collective's tag (and the module's
- * shared-memory state); an OMPI error code. */
-int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
-                mca_coll_loom_module_t *m);
+/* Serves `call` on comm, or hands it to the previous component: the same decision on every
+ * rank (coll_loom_call.c). An OMPI error code. */
+int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
+                        mca_coll_loom_module_t *module);
+
+/* Calls the previous component's function for `call` (coll_loom_entry.c). */
+int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
+                          mca_coll_loom_module_t *module);
+
+/* ---- Per communicator (coll_loom_module.c) ---- */
 
 /* The rule tables for comm (loom_rules_resolve), made on its first call; NULL if out of
- * memory (coll_loom_module.c). */
+ * memory. */
 void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
-/* The communicator's topology (coll_loom_module.c), made on first use from every rank's host
- * name and the place each process published in the modex at start-up
- * (mca_coll_loom_publish_place, called when the component opens): no message, and the same
- * on every rank. OMPI_SUCCESS or OMPI_ERR_OUT_OF_RESOURCE. */
+/* The communicator's topology, made on first use from every rank's host name and the place
+ * each process published in the modex at start-up (mca_coll_loom_publish_place, called when
+ * the component opens): no message, and the same on every rank. OMPI_SUCCESS or
+ * OMPI_ERR_OUT_OF_RESOURCE. */
 void mca_coll_loom_publish_place(void);
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
-
-/* Per-rank size_t arrays (counts) without a malloc for common communicator sizes. */
-typedef struct loom_sizes {
-    size_t *v;
-    size_t inline_v[64];
-} loom_sizes_t;
-int loom_sizes_init(loom_sizes_t *s, int n); /* OMPI_SUCCESS or OMPI_ERR_OUT_OF_RESOURCE */
-void loom_sizes_fini(loom_sizes_t *s);
 
 /* ---- Transport over the PML (coll_loom_pml.c) ---- */
 
@@ -179,56 +162,46 @@ int loom_pml_transport_fini(loom_pml_transport_t *t);
 
 /* ---- Datatypes and ops (coll_loom_datatype.c) ---- */
 
-/* How loom will handle the data of one reducing call. Decided from (count, datatype, op)
- * only, which MPI requires to be the same on every rank, so every rank decides alike.
- * An algorithm sees `count` elements of `reduction.elem_size` bytes (the datatype's extent)
+/* How loom will handle the data of one reducing call. Decided from (datatype, op) only,
+ * which MPI requires to be the same on every rank, so every rank decides alike. An
+ * algorithm sees `count` elements of `reduction.elem_size` bytes (the datatype's extent)
  * laid end to end. */
 typedef struct loom_reduce_plan {
     loom_reduction_t reduction;
     const char *kernel; /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
     int ompi_kernel_wrong; /* 1: Open MPI's own kernel gets (op, dtype) wrong (4.1's AVX SUM
                               saturates 8- and 16-bit integers): never hand it on by a rule */
-    int staged;         /* 1: the datatype has holes, so the data is copied into a dense
-                           scratch buffer first (ompi_datatype_copy_content_same_ddt) and the
-                           holes of the user's buffer are never written */
+    int holes;          /* 1: the datatype has holes: the algorithm runs on a dense copy
+                           (loom_copy_elements) and the holes of the user's buffer are never
+                           written */
     /* context of the ompi_op_reduce adapter */
     struct ompi_op_t *op;
     struct ompi_datatype_t *dtype;
 } loom_reduce_plan_t;
 
-/* Returns 1 and fills *plan if loom can reduce (count, dtype, op), else 0 with *why set. */
+/* Returns 1 and fills *plan if loom can reduce with (dtype, op), else 0 with *why set. */
 int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                         loom_reduce_plan_t *plan, const char **why);
 
-/* A dense copy of n elements of dtype (layout kept, holes zeroed) for a staged plan, and
- * the copy of its elements back into the user's layout. */
-int loom_stage_in(char **dense, const void *src, size_t n, struct ompi_datatype_t *dtype);
-int loom_stage_out(void *dst, const char *dense, size_t n, struct ompi_datatype_t *dtype);
+/* Copies n instances of dtype between two buffers of the same layout (the type map's bytes
+ * only). */
+int loom_copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype);
 
-/* Data-movement collectives see bytes. A buffer of `count` x dtype is used where it is if its
- * data is contiguous; otherwise it is packed into (or unpacked from) a dense scratch buffer.
- * Packing is local: ranks may use different datatypes with the same type signature. */
-typedef struct loom_dense {
-    char *data;     /* the bytes the algorithm sees */
-    char *scratch;  /* non-NULL if data is a packed copy (free with loom_dense_fini) */
-    size_t bytes;
-} loom_dense_t;
-
-/* View `count` x dtype at buf as dense bytes; pack a copy if needed and `pack` is true. */
-int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                    int pack);
-/* If d is a scratch copy, unpack its bytes into count x dtype at buf. */
-int loom_dense_unpack(const loom_dense_t *d, void *buf, size_t count, struct ompi_datatype_t *dtype);
-void loom_dense_fini(loom_dense_t *d);
-
-/* The datatype's size in bytes (its data, without holes). */
+/* The datatype's size in bytes (its data, without holes), extent, and true lower bound and
+ * extent. */
 size_t loom_type_size(struct ompi_datatype_t *dtype);
+ptrdiff_t loom_type_extent(struct ompi_datatype_t *dtype);
+void loom_type_true_extent(struct ompi_datatype_t *dtype, ptrdiff_t *true_lb, ptrdiff_t *true_extent);
 
-/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the buffer
- * pointer (no holes, no gaps between instances). */
+/* 1 if n consecutive instances of dtype are one contiguous run of bytes starting at the
+ * buffer pointer plus the type's true lower bound (no holes, no gaps between instances). */
+int loom_dense_run(struct ompi_datatype_t *dtype, size_t n);
+
+/* 1 if consecutive instances of dtype are one contiguous run of bytes starting at the
+ * buffer pointer (no holes, no gaps between instances, lower bound 0). */
 int loom_dense_instances(struct ompi_datatype_t *dtype);
 
-/* Pack count x dtype from buf into out (count x size bytes), and back. */
+/* Packs count x dtype from buf into out (count x size bytes), and back. */
 int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out);
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype);
 

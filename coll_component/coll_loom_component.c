@@ -8,7 +8,6 @@
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
-#include "ompi/mca/rte/rte.h"
 
 #include <stdlib.h>
 
@@ -197,7 +196,7 @@ static void load_rules(void)
 {
     char *report = NULL;
     mca_coll_loom_component.rules_errors = loom_rules_load(mca_coll_loom_component.rules_path, &report);
-    const int first = 0 == OMPI_PROC_MY_NAME->vpid;
+    const int first = loom_ompi_first_process();
     if (NULL != report && first && (mca_coll_loom_component.rules_errors > 0 || mca_coll_loom_component.verbose >= 1)) {
         opal_output(0, "coll:loom: %s %s%s", mca_coll_loom_component.rules_path,
                     mca_coll_loom_component.rules_errors > 0

@@ -108,8 +108,7 @@ static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_
     return 0;
 }
 
-/* Copy n elements of dtype between two buffers of the same layout (type map bytes only). */
-static int copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype)
+int loom_copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype)
 {
     /* ompi_datatype_copy_content_same_ddt takes an int32 count. */
     ptrdiff_t lb, extent;
@@ -168,7 +167,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
 
     plan->op = op;
     plan->dtype = dtype;
-    plan->staged = 0;
+    plan->holes = 0;
     plan->ompi_kernel_wrong = 0;
     if (size == 0 || extent <= 0) {
         *why = "the datatype is empty";
@@ -210,23 +209,8 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
     plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
     plan->reduction.fn = ompi_reduce_adapter;
     plan->reduction.ctx = plan;
-    plan->staged = !loom_dense_instances(dtype);
+    plan->holes = !loom_dense_instances(dtype);
     return 1;
-}
-
-int loom_stage_in(char **dense, const void *src, size_t n, struct ompi_datatype_t *dtype)
-{
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    const size_t bytes = n * (size_t) extent;
-    *dense = calloc(bytes > 0 ? bytes : 1, 1); /* zeroed holes: no undefined bytes are sent */
-    if (NULL == *dense) return OMPI_ERR_OUT_OF_RESOURCE;
-    return copy_elements(*dense, src, n, dtype);
-}
-
-int loom_stage_out(void *dst, const char *dense, size_t n, struct ompi_datatype_t *dtype)
-{
-    return copy_elements(dst, dense, n, dtype);
 }
 
 /* ---- packing for data-movement collectives ---- */
@@ -236,6 +220,23 @@ size_t loom_type_size(struct ompi_datatype_t *dtype)
     size_t size;
     ompi_datatype_type_size(dtype, &size);
     return size;
+}
+
+ptrdiff_t loom_type_extent(struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    return extent;
+}
+
+void loom_type_true_extent(struct ompi_datatype_t *dtype, ptrdiff_t *true_lb, ptrdiff_t *true_extent)
+{
+    ompi_datatype_get_true_extent(dtype, true_lb, true_extent);
+}
+
+int loom_dense_run(struct ompi_datatype_t *dtype, size_t n)
+{
+    return n <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : loom_dense_instances(dtype);
 }
 
 /* Packs (pack = 1) count x dtype at buf into the dense bytes at dense, or unpacks (pack = 0)
@@ -270,32 +271,4 @@ int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
     return convert(0, buf, count, dtype, (void *) in);
-}
-
-int loom_dense_init(loom_dense_t *d, const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                    int pack)
-{
-    d->bytes = count * loom_type_size(dtype);
-    d->scratch = NULL;
-    if (count <= 1 ? ompi_datatype_is_contiguous_memory_layout(dtype, 1) : loom_dense_instances(dtype)) {
-        ptrdiff_t true_lb, true_extent;
-        ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-        d->data = (char *) buf + true_lb;
-        return OMPI_SUCCESS;
-    }
-    d->scratch = malloc(d->bytes > 0 ? d->bytes : 1);
-    if (NULL == d->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
-    d->data = d->scratch;
-    return pack ? loom_pack(buf, count, dtype, d->scratch) : OMPI_SUCCESS;
-}
-
-int loom_dense_unpack(const loom_dense_t *d, void *buf, size_t count, struct ompi_datatype_t *dtype)
-{
-    return NULL == d->scratch ? OMPI_SUCCESS : loom_unpack(d->scratch, buf, count, dtype);
-}
-
-void loom_dense_fini(loom_dense_t *d)
-{
-    free(d->scratch);
-    d->scratch = NULL;
 }

@@ -5,30 +5,21 @@
 #include "coll_loom.h"
 
 #include "ompi/mca/coll/base/base.h"
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/base/base.h"
-#include "opal/mca/pmix/pmix.h"
-#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/proc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Applies X(name) to every collective loom implements. */
-#define LOOM_FOR_EACH_COLLECTIVE(X)                                                          \
-    X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce)        \
-    X(reduce_scatter) X(reduce_scatter_block)
-
 static void loom_module_construct(mca_coll_loom_module_t *m)
 {
-#define CLEAR(name) m->prev_##name = NULL; m->prev_##name##_module = NULL;
-    LOOM_FOR_EACH_COLLECTIVE(CLEAR)
-#undef CLEAR
+    memset(&m->previous, 0, sizeof(m->previous));
     m->rules = NULL;
     m->shm = NULL;
     m->segment = LOOM_SEGMENT_NOT_YET;
     m->segment_wanted = 0;
+    m->segment_allowed = 0;
     m->node_shm = NULL;
     m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));
@@ -36,7 +27,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
-#define RELEASE(name) if (NULL != m->prev_##name##_module) OBJ_RELEASE(m->prev_##name##_module);
+#define RELEASE(name) if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
     loom_rules_release(m->rules);
@@ -45,16 +36,24 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     loom_topology_release(m->topology);
 }
 
-/* Every rank's host name, from Open MPI's modex: the same on every rank. malloc'd (free the
- * array, not the names); NULL if out of memory. */
-static const char **host_names(struct ompi_communicator_t *comm)
+/* Every rank's host name, from Open MPI's modex: the same on every rank. Free with
+ * free_host_names; NULL if out of memory. */
+static void free_host_names(char **hosts, int size)
+{
+    for (int i = 0; NULL != hosts && i < size; ++i) free(hosts[i]);
+    free(hosts);
+}
+
+static char **host_names(struct ompi_communicator_t *comm)
 {
     const int size = ompi_comm_size(comm);
-    const char **hosts = malloc((size_t) size * sizeof(*hosts));
-    if (NULL == hosts) return NULL;
-    for (int i = 0; i < size; ++i) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
-        hosts[i] = NULL == proc ? "unknown" : opal_get_proc_hostname(&proc->super);
+    char **hosts = calloc((size_t) size, sizeof(*hosts));
+    for (int i = 0; NULL != hosts && i < size; ++i) {
+        hosts[i] = loom_ompi_hostname(ompi_comm_peer_lookup(comm, i));
+        if (NULL == hosts[i]) {
+            free_host_names(hosts, size);
+            return NULL;
+        }
     }
     return hosts;
 }
@@ -75,10 +74,10 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
     if (all_local) {
         m->rules = loom_rules_resolve_shape(size, 1, size);
     } else {
-        const char **hosts = host_names(comm);
+        char **hosts = host_names(comm);
         if (NULL == hosts) return NULL;
-        m->rules = loom_rules_resolve(size, hosts);
-        free(hosts);
+        m->rules = loom_rules_resolve(size, (const char *const *) hosts);
+        free_host_names(hosts, size);
     }
     return m->rules;
 }
@@ -94,13 +93,12 @@ void mca_coll_loom_publish_place(void)
 {
     /* Only in an MPI process being initialised: ompi_info opens components too, without
      * PMIx (and must not load hwloc's topology for nothing). */
-    if (NULL == opal_pmix.put || OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state) return;
-    static int32_t place[3];
+    if (!loom_ompi_initializing()) return;
+    int32_t place[3];
     int mine[3];
     loom_topology_local_place(opal_hwloc_topology, mine);
     for (int i = 0; i < 3; ++i) place[i] = mine[i];
-    int rc;
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, LOOM_PLACE_KEY, place, sizeof place);
+    const int rc = loom_ompi_modex_put(LOOM_PLACE_KEY, place, sizeof place);
     if (OPAL_SUCCESS != rc)
         opal_output_verbose(1, mca_coll_loom_component.output,
                             "coll:loom: could not publish this process's place (error %d): ranks of "
@@ -112,10 +110,9 @@ static void place_of(ompi_proc_t *proc, int place[3])
 {
     place[0] = place[1] = place[2] = -1;
     if (NULL == proc) return;
-    int rc;
     void *data = NULL;
     size_t size = 0;
-    OPAL_MODEX_RECV_STRING(rc, LOOM_PLACE_KEY, &proc->super.proc_name, (uint8_t **) &data, &size);
+    const int rc = loom_ompi_modex_get(proc, LOOM_PLACE_KEY, &data, &size);
     if (OPAL_SUCCESS == rc && 3 * sizeof(int32_t) == size) {
         int32_t values[3];
         memcpy(values, data, sizeof values);
@@ -129,15 +126,15 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
     if (NULL != m->topology) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
     int *places = malloc(3 * (size_t) size * sizeof(int));
-    const char **hosts = host_names(comm);
+    char **hosts = host_names(comm);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (NULL != places && NULL != hosts) {
         for (int i = 0; i < size; ++i) place_of(ompi_comm_peer_lookup(comm, i), places + 3 * i);
-        m->topology = loom_topology_create(size, hosts, places);
+        m->topology = loom_topology_create(size, (const char *const *) hosts, places);
         if (NULL != m->topology) rc = OMPI_SUCCESS;
     }
     free(places);
-    free(hosts);
+    free_host_names(hosts, size);
     if (OMPI_SUCCESS == rc && mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm)) {
         char *text = loom_topology_describe(m->topology);
         for (char *line = text, *end; NULL != line && '\0' != *line; line = end + 1) {
@@ -176,11 +173,14 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     LOOM_FOR_EACH_COLLECTIVE(CHECK)
 #undef CHECK
 #define SAVE(name)                                                                              \
-    m->prev_##name = comm->c_coll->coll_##name;                                                 \
-    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                               \
-    OBJ_RETAIN(m->prev_##name##_module);
+    m->previous.name = comm->c_coll->coll_##name;                                               \
+    m->previous.name##_module = comm->c_coll->coll_##name##_module;                             \
+    OBJ_RETAIN(m->previous.name##_module);
     LOOM_FOR_EACH_COLLECTIVE(SAVE)
 #undef SAVE
+
+    const int mib = mca_coll_loom_component.shm_max_mib;
+    m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t) mib << 20);
 
     opal_output_verbose(1, mca_coll_loom_component.output,
                         "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,
@@ -192,9 +192,13 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
 {
     /* coll_loom_rules_strict: a bad rule file stops the job here, during MPI_Init, when the
      * first communicator is created. */
-    if (mca_coll_loom_component.rules_errors > 0 && mca_coll_loom_component.rules_strict)
-        ompi_rte_abort(1, "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
-                       mca_coll_loom_component.rules_path);
+    if (mca_coll_loom_component.rules_errors > 0 && mca_coll_loom_component.rules_strict) {
+        char message[512];
+        snprintf(message, sizeof message,
+                 "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
+                 mca_coll_loom_component.rules_path);
+        loom_ompi_abort(message);
+    }
     /* loom's algorithms are for intra-communicators with at least two ranks; coll/self and
      * coll/inter serve the rest. */
     if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) return NULL;
@@ -205,8 +209,6 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
 
     *priority = mca_coll_loom_component.priority;
     m->super.coll_module_enable = loom_module_enable;
-#define INSTALL(name) m->super.coll_##name = mca_coll_loom_##name;
-    LOOM_FOR_EACH_COLLECTIVE(INSTALL)
-#undef INSTALL
+    mca_coll_loom_install_entries(m);
     return &m->super;
 }

@@ -1,13 +1,24 @@
 /*
- * What every collective entry point shares: choosing the algorithm, running it over the PML
- * with the collective's tag, and recording the outcome (MPI_T counters, verbose lines).
+ * The life of one collective call in the glue, the same for every collective:
+ *
+ *   describe   the MPI arguments become the core's call and the call's buffers
+ *              (loom_describe, coll_loom_buffers.c); the memory kind is found;
+ *   choose     once, by the one chooser (loom_choose, selection_rules/), after the
+ *              communicator's shared segment is made if the chooser wants it;
+ *   run        dense views (and host copies of device buffers where needed), the algorithm
+ *              over the PML (loom_run, algorithms/), the views emptied back;
+ *   finish     MPI_T counters and verbose lines name what ran, or why the call was handed
+ *              on to the previous component (on host copies, for device buffers).
+ *
+ * Whether loom serves a call depends only on what every rank shares (counts, datatypes, op,
+ * root, the communicator, the rule tables), so no rank runs loom while another hands on.
  */
-#include "coll_loom.h"
+#include "coll_loom_call.h"
+
+#include "loom_device.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/runtime/mpiruntime.h"
-
-#include <stdlib.h>
 
 static const int tags[LOOM_COLL_COUNT] = {
     [LOOM_COLL_ALLREDUCE] = MCA_COLL_BASE_TAG_ALLREDUCE,
@@ -20,6 +31,8 @@ static const int tags[LOOM_COLL_COUNT] = {
     [LOOM_COLL_BARRIER] = MCA_COLL_BASE_TAG_BARRIER,
     [LOOM_COLL_ALLTOALL] = MCA_COLL_BASE_TAG_ALLTOALL,
 };
+
+/* ---- finish: counters and verbose output ---- */
 
 /* 1 the first time `algorithm` serves `coll` on this module's communicator. */
 static int first_time(mca_coll_loom_module_t *module, loom_coll_t coll, const char *algorithm)
@@ -45,9 +58,8 @@ static inline void count_call(unsigned long long *counter)
     else ++*counter;
 }
 
-void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
-                               mca_coll_loom_module_t *module, const char *algorithm,
-                               const char *rule)
+static void note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
+                        mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
 {
     count_call(&mca_coll_loom_component.served[call->coll]);
     const int first = mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) &&
@@ -57,26 +69,24 @@ void mca_coll_loom_note_served(const loom_call_t *call, struct ompi_communicator
     char options[160];
     loom_choice_options(call, mca_coll_loom_component.segment_size,
                         mca_coll_loom_component.pat_buffer_size, options, sizeof(options));
+    const size_t bytes = loom_message_bytes(call, ompi_comm_size(comm));
     if (first)
         opal_output(mca_coll_loom_component.output,
                     "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s, options: %s",
-                    loom_coll_name(call->coll), comm->c_name,
-                    loom_message_bytes(call, ompi_comm_size(comm)), ompi_comm_size(comm), algorithm,
+                    loom_coll_name(call->coll), comm->c_name, bytes, ompi_comm_size(comm), algorithm,
                     rule, options);
     if (mca_coll_loom_component.verbose >= 2)
         opal_output_verbose(2, mca_coll_loom_component.output,
                             "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s, chosen by %s, "
                             "options: %s (segment %s)",
                             loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm),
-                            ompi_comm_size(comm), loom_message_bytes(call, ompi_comm_size(comm)),
-                            algorithm, rule, options,
+                            ompi_comm_size(comm), bytes, algorithm, rule, options,
                             LOOM_SEGMENT_READY == call->segment     ? "ready"
                             : LOOM_SEGMENT_NOT_YET == call->segment ? "not-yet"
                                                                     : "none");
 }
 
-void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *comm,
-                                 const char *why)
+static void note_declined(loom_coll_t coll, struct ompi_communicator_t *comm, const char *why)
 {
     count_call(&mca_coll_loom_component.declined[coll]);
     opal_output_verbose(2, mca_coll_loom_component.output,
@@ -85,19 +95,14 @@ void mca_coll_loom_note_declined(loom_coll_t coll, struct ompi_communicator_t *c
                         ompi_comm_size(comm), why);
 }
 
-/* May comm have a shared segment (coll_loom_shm_max_mib)? The same answer on every rank. */
-static int segment_allowed(struct ompi_communicator_t *comm)
-{
-    const int mib = mca_coll_loom_component.shm_max_mib;
-    return mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t) mib << 20);
-}
+/* ---- choose ---- */
 
 /* Sets up comm's shared segment, inside the call of `coll` every rank has reached. */
 static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     int ready = 0, rc = OMPI_SUCCESS;
     const char *outcome = "refused (larger than coll_loom_shm_max_mib)";
-    if (segment_allowed(comm)) {
+    if (module->segment_allowed) {
         loom_pml_transport_t transport;
         loom_pml_transport_init(&transport, comm, module, tags[coll]);
         transport.ops.shared_state = &module->shm;
@@ -113,8 +118,9 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
     return 1 == ready && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
-const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
-                            mca_coll_loom_module_t *module, const char **why, const char **rule)
+/* The algorithm for `call` (coll_loom_<coll>_algorithm, else the rules), or NULL and *why. */
+static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm,
+                          mca_coll_loom_module_t *module, const char **why, const char **rule)
 {
     void *rules = mca_coll_loom_rules(comm, module);
     if (NULL == rules) {
@@ -122,9 +128,7 @@ const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
         return NULL;
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
-    const size_t segment_bytes = call->segment_bytes, buffer_bytes = call->buffer_bytes;
     call->segment = module->segment;
-    call->wants_segment = 0;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
     /* A shared segment pays back its set-up only over many calls, and most communicators
@@ -133,12 +137,15 @@ const char *loom_choose_for(loom_call_t *call, struct ompi_communicator_t *comm,
     const int is_forced = NULL != forced && '\0' != forced[0];
     if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
     module->segment = make_segment(call->coll, comm, module);
+    /* Ask again with the segment's new state; the first answer's rule options do not carry
+     * over. */
     call->segment = module->segment;
     call->wants_segment = 0;
-    call->segment_bytes = segment_bytes; /* the first choice's rule options do not carry over */
-    call->buffer_bytes = buffer_bytes;
+    call->segment_bytes = call->buffer_bytes = 0;
     return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
+
+/* ---- run ---- */
 
 static int to_ompi_error(int rc)
 {
@@ -147,15 +154,15 @@ static int to_ompi_error(int rc)
     return rc;
 }
 
-int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_communicator_t *comm,
-                mca_coll_loom_module_t *module)
+/* Runs `algorithm` on comm over the PML with the collective's tag. */
+static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
+               mca_coll_loom_module_t *module)
 {
     /* The tuning parameters are read here, once per call, so every collective sees the
      * current values (they can be changed through MPI_T between calls); a rule's own
      * segment= or buffer= option, already in the call, takes precedence. */
-    loom_call_t tuned = *call;
-    if (0 == tuned.segment_bytes) tuned.segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == tuned.buffer_bytes) tuned.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    if (0 == call->segment_bytes) call->segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == call->buffer_bytes) call->buffer_bytes = mca_coll_loom_component.pat_buffer_size;
     /* At coll_loom_verbose >= 1 the topology is made (and described) on the first call. */
     if (mca_coll_loom_component.verbose >= 1 && NULL == module->topology) {
         int rc = mca_coll_loom_topology(comm, module);
@@ -165,24 +172,70 @@ int loom_run_on(const char *algorithm, const loom_call_t *call, struct ompi_comm
     loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
     transport.ops.shared_state = &module->shm;
     /* hierarchical's intra-node phases: a node's segment is no larger than comm's. */
-    transport.ops.node_shared_state = segment_allowed(comm) ? &module->node_shm : NULL;
-    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, &tuned));
+    transport.ops.node_shared_state = module->segment_allowed ? &module->node_shm : NULL;
+    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, call));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;
 }
 
-int loom_sizes_init(loom_sizes_t *s, int n)
+/* ---- the call ---- */
+
+static int is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == loom_device_memory_kind(p); }
+
+/* Hands the call on: as it is, or for device buffers on host copies (this Open MPI cannot
+ * read device memory). */
+static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm,
+                   mca_coll_loom_module_t *module, const char *why)
 {
-    s->v = s->inline_v;
-    if ((size_t) n > sizeof(s->inline_v) / sizeof(s->inline_v[0])) {
-        s->v = malloc((size_t) n * sizeof(size_t));
-        if (NULL == s->v) return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    return OMPI_SUCCESS;
+    note_declined(c->mpi->coll, comm, why);
+    int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
+    if (OMPI_SUCCESS == rc) rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+    if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
+    loom_call_fini(c);
+    return rc;
 }
 
-void loom_sizes_fini(loom_sizes_t *s)
+int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                        mca_coll_loom_module_t *module)
 {
-    if (s->v != s->inline_v) free(s->v);
-    s->v = NULL;
+    loom_glue_call_t c;
+    int rc;
+    const char *why = loom_describe(&c, mpi, comm, &rc), *rule = NULL, *algorithm = NULL;
+    if (OMPI_SUCCESS != rc) {
+        loom_call_fini(&c);
+        return rc;
+    }
+
+    /* Device buffers are a property of the call: the rules see memory=cuda, and the core
+     * stages the algorithm through host buffers with the device copier. */
+    const int device = is_device(c.send.user) || is_device(c.recv.user);
+    if (device) {
+        const char *no_copier = NULL;
+        c.core.copier = loom_device_copier(&no_copier);
+        if (NULL == c.core.copier) {
+            note_declined(mpi->coll, comm,
+                          "device buffers, and loom cannot stage them here (see the message on stderr)");
+            loom_call_fini(&c);
+            return mca_coll_loom_hand_on(mpi, comm, module);
+        }
+        c.core.memory = LOOM_MEMORY_CUDA;
+        c.core.staging_bytes = loom_device_staging_bytes();
+    }
+
+    if (NULL == why) algorithm = choose(&c.core, comm, module, &why, &rule);
+    if (NULL == algorithm) return hand_on(&c, device, comm, module, why);
+
+    if (!c.dense) {
+        /* Dense copies; of device buffers, made from host copies. */
+        rc = device ? loom_host_copies_in(&c) : OMPI_SUCCESS;
+        if (OMPI_SUCCESS == rc) rc = loom_views_in(&c);
+    }
+    if (OMPI_SUCCESS == rc) rc = run(algorithm, &c.core, comm, module);
+    if (OMPI_SUCCESS == rc && !c.dense) {
+        rc = loom_views_out(&c);
+        if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(&c);
+    }
+    if (OMPI_SUCCESS == rc) note_served(&c.core, comm, module, algorithm, rule);
+    loom_call_fini(&c);
+    return rc;
 }

@@ -1,0 +1,352 @@
+/*
+ * A call's buffers, from MPI's description to what an algorithm sees.
+ *
+ * loom_describe turns the MPI arguments into the core's call (loom_call_t: counts in
+ * elements for reductions, in bytes for data movement) and into at most two buffers (send,
+ * receive), each some blocks of instances of a datatype. Then two kinds of copies, each only
+ * where it is needed:
+ *
+ *   dense views   an algorithm sees dense memory. A buffer whose data is one contiguous run
+ *                 is used where it is; otherwise it is copied: packed into bytes for the
+ *                 data-movement collectives (ranks may use different datatypes of the same
+ *                 type signature), copied in its own layout for reductions (the op works on
+ *                 the datatype's instances; holes are zeroed and never written back).
+ *   host copies   device buffers (CUDA) whose dense view would need a copy are first copied
+ *                 whole to host memory (their blocks' span, holes included, so the holes
+ *                 keep their contents), as are the buffers of a device call loom hands on:
+ *                 this Open MPI cannot read device memory.
+ *
+ * A device call whose views are all in place runs on the device memory itself; its
+ * algorithm is staged through host buffers by the core (algorithms/staging.hpp). Every
+ * decision here depends only on counts, datatypes' layouts and the op, which every rank
+ * shares (data-movement datatypes only through their sizes), except whether a copy is made,
+ * which is local and invisible to the other ranks.
+ */
+#include "coll_loom_call.h"
+
+#include "loom_device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t block_count(const loom_buffer_t *b, int i)
+{
+    return NULL != b->counts ? (size_t) b->counts[i] : b->count;
+}
+
+static ptrdiff_t block_displ(const loom_buffer_t *b, int i)
+{
+    return NULL != b->displs ? b->displs[i] : (ptrdiff_t) i * (ptrdiff_t) b->count;
+}
+
+static size_t total_instances(const loom_buffer_t *b)
+{
+    size_t n = 0;
+    for (int i = 0; i < b->blocks; ++i) n += (size_t) block_count(b, i);
+    return n;
+}
+
+static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_t *dtype, size_t count,
+                       int read, int written)
+{
+    b->user = (void *) user;
+    b->dtype = dtype;
+    b->blocks = 1;
+    b->count = count;
+    b->counts = NULL;
+    b->displs = NULL;
+    b->read = read;
+    b->written = written;
+}
+
+/* 1 if the buffer's blocks lie end to end as one contiguous run of its data. */
+static int dense_in_place(const loom_buffer_t *b)
+{
+    if (NULL == b->user) return 1;
+    ptrdiff_t next = 0;
+    for (int i = 0; i < b->blocks; ++i) {
+        if (block_displ(b, i) != next) return 0;
+        next += (ptrdiff_t) block_count(b, i);
+    }
+    return loom_dense_run(b->dtype, total_instances(b));
+}
+
+/* Where a dense buffer's data starts. */
+static char *dense_start(const loom_buffer_t *b)
+{
+    if (NULL == b->user) return NULL;
+    ptrdiff_t true_lb, true_extent;
+    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
+    return (char *) b->user + true_lb;
+}
+
+/* ---- describing a call ---- */
+
+static int ensure_counts(loom_glue_call_t *c, int size)
+{
+    if ((size_t) size > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
+        c->counts = malloc((size_t) size * sizeof(size_t));
+        if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    c->core.counts = c->counts;
+    return OMPI_SUCCESS;
+}
+
+static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+{
+    const loom_mpi_call_t *m = c->mpi;
+    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    size_t total = (size_t) m->count;
+    int in_place = MPI_IN_PLACE == m->sbuf, has_result = 1;
+    switch (m->coll) {
+    case LOOM_COLL_ALLREDUCE:
+    case LOOM_COLL_REDUCE:
+        if (m->count < 0) return "negative count";
+        /* Only the root's receive buffer is significant in a reduce. */
+        has_result = LOOM_COLL_ALLREDUCE == m->coll || rank == m->root;
+        in_place = has_result && (in_place || m->sbuf == m->rbuf);
+        c->core.count = total;
+        c->core.root = m->root;
+        c->result_count = total;
+        break;
+    default: /* reduce_scatter(_block): counts[i] elements for rank i */
+        if (NULL == m->counts && m->count < 0) return "negative count";
+        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
+        total = 0;
+        for (int i = 0; i < size; ++i) {
+            const int n = NULL != m->counts ? m->counts[i] : m->count;
+            if (n < 0) return "negative count";
+            c->counts[i] = (size_t) n;
+            total += (size_t) n;
+        }
+        c->result_count = c->counts[rank];
+        break;
+    }
+    set_buffer(&c->send, in_place ? NULL : m->sbuf, m->dtype, total, LOOM_READ_ALL, 0);
+    set_buffer(&c->recv, has_result ? m->rbuf : NULL, m->dtype, in_place ? total : c->result_count,
+               in_place ? LOOM_READ_ALL : LOOM_READ_NONE, has_result);
+    const char *why = NULL;
+    if (!loom_plan_reduction(m->dtype, m->op, &c->plan, &why)) return why;
+    c->core.op = c->plan.reduction;
+    c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
+    c->dense = !c->plan.holes;
+    c->core.sbuf = c->send.user;
+    c->core.rbuf = c->recv.user;
+    return NULL;
+}
+
+static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_communicator_t *comm,
+                                          int *rc)
+{
+    const loom_mpi_call_t *m = c->mpi;
+    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const int in_place = MPI_IN_PLACE == m->sbuf;
+    switch (m->coll) {
+    case LOOM_COLL_BCAST: {
+        if (m->count < 0) return "negative count";
+        const int root = rank == m->root;
+        c->core.count = (size_t) m->count * loom_type_size(m->dtype);
+        c->core.root = m->root;
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE,
+                   !root);
+        return NULL;
+    }
+    case LOOM_COLL_ALLTOALL:
+        if (m->count < 0) return "negative count";
+        c->core.count = (size_t) m->count * loom_type_size(m->dtype);
+        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t) size * (size_t) m->scount,
+                                  LOOM_READ_ALL, 0);
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) size * (size_t) m->count,
+                   in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
+        return NULL;
+    case LOOM_COLL_ALLGATHER:
+    case LOOM_COLL_ALLGATHERV: {
+        if (NULL == m->counts && m->count < 0) return "negative count";
+        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
+        const size_t type_size = loom_type_size(m->dtype);
+        for (int i = 0; i < size; ++i) {
+            const int n = NULL != m->counts ? m->counts[i] : m->count;
+            if (n < 0) return "negative count";
+            c->counts[i] = (size_t) n * type_size;
+        }
+        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t) m->scount, LOOM_READ_ALL, 0);
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) m->count, in_place ? rank : LOOM_READ_NONE, 1);
+        c->recv.blocks = size;
+        c->recv.counts = m->counts;
+        c->recv.displs = m->displs;
+        return NULL;
+    }
+    default: /* barrier */
+        return NULL;
+    }
+}
+
+static int is_reduction(loom_coll_t coll)
+{
+    return LOOM_COLL_ALLREDUCE == coll || LOOM_COLL_REDUCE == coll ||
+           LOOM_COLL_REDUCE_SCATTER == coll || LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
+}
+
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi,
+                          struct ompi_communicator_t *comm, int *rc)
+{
+    *rc = OMPI_SUCCESS;
+    c->mpi = mpi;
+    c->core = (loom_call_t){.coll = mpi->coll};
+    c->counts = c->inline_counts;
+    c->result_count = 0;
+    c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
+    c->copies[0].user = c->copies[1].user = NULL;
+    c->copies[0].host = c->copies[1].host = NULL;
+    c->send.user = c->recv.user = NULL; /* until the collective's description sets them */
+    if (is_reduction(mpi->coll)) return describe_reduction(c, comm, rc);
+    const char *why = describe_data_movement(c, comm, rc);
+    c->dense = dense_in_place(&c->send) && dense_in_place(&c->recv);
+    if (c->dense) {
+        c->core.sbuf = dense_start(&c->send);
+        c->core.rbuf = dense_start(&c->recv);
+    }
+    return why;
+}
+
+void loom_call_free(loom_glue_call_t *c)
+{
+    for (int i = 0; i < 2; ++i) {
+        free(c->views[i].scratch);
+        c->views[i].scratch = NULL;
+        free(c->copies[i].host);
+        c->copies[i].host = NULL;
+    }
+    if (c->counts != c->inline_counts) free(c->counts);
+    c->counts = c->inline_counts;
+}
+
+/* ---- dense views ---- */
+
+/* The data-movement view of b: the user's memory if it is one dense run, else a scratch
+ * buffer holding the read blocks packed at their dense offsets. */
+static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
+{
+    if (NULL == b->user) return OMPI_SUCCESS;
+    if (dense_in_place(b)) {
+        v->data = dense_start(b);
+        return OMPI_SUCCESS;
+    }
+    const size_t type_size = loom_type_size(b->dtype);
+    const size_t bytes = total_instances(b) * type_size;
+    v->data = v->scratch = malloc(bytes > 0 ? bytes : 1);
+    if (NULL == v->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
+    const ptrdiff_t extent = loom_type_extent(b->dtype);
+    size_t offset = 0;
+    for (int i = 0; i < b->blocks; ++i) {
+        const size_t n = block_count(b, i);
+        if (LOOM_READ_ALL == b->read || i == b->read) {
+            int rc = loom_pack((char *) b->user + block_displ(b, i) * extent, n, b->dtype, v->data + offset);
+            if (OMPI_SUCCESS != rc) return rc;
+        }
+        offset += n * type_size;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int movement_view_out(const loom_view_t *v, const loom_buffer_t *b)
+{
+    if (NULL == v->scratch || !b->written) return OMPI_SUCCESS;
+    const size_t type_size = loom_type_size(b->dtype);
+    const ptrdiff_t extent = loom_type_extent(b->dtype);
+    size_t offset = 0;
+    for (int i = 0; i < b->blocks; ++i) {
+        const size_t n = block_count(b, i);
+        int rc = loom_unpack(v->data + offset, (char *) b->user + block_displ(b, i) * extent, n, b->dtype);
+        if (OMPI_SUCCESS != rc) return rc;
+        offset += n * type_size;
+    }
+    return OMPI_SUCCESS;
+}
+
+int loom_views_in(loom_glue_call_t *c)
+{
+    if (!is_reduction(c->mpi->coll)) {
+        int rc = movement_view_in(&c->views[0], &c->send);
+        if (OMPI_SUCCESS == rc) rc = movement_view_in(&c->views[1], &c->recv);
+        c->core.sbuf = c->views[0].data;
+        c->core.rbuf = c->views[1].data;
+        return rc;
+    }
+    /* A datatype with holes: the input is copied, in its layout, into one dense buffer
+     * (holes zeroed: no undefined byte is sent) and the algorithm runs in place there - or,
+     * on a rank with no result (a non-root of reduce), with it as its send buffer. */
+    const loom_buffer_t *in = NULL != c->send.user ? &c->send : &c->recv;
+    const size_t n = in->count;
+    const size_t bytes = n * (size_t) loom_type_extent(in->dtype);
+    loom_view_t *v = &c->views[1];
+    v->data = v->scratch = calloc(bytes > 0 ? bytes : 1, 1);
+    if (NULL == v->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
+    const int written = c->recv.written;
+    c->core.sbuf = written ? NULL : v->data;
+    c->core.rbuf = written ? v->data : NULL;
+    return loom_copy_elements(v->data, in->user, n, in->dtype);
+}
+
+int loom_views_out(loom_glue_call_t *c)
+{
+    if (!is_reduction(c->mpi->coll)) return movement_view_out(&c->views[1], &c->recv);
+    if (!c->recv.written) return OMPI_SUCCESS;
+    return loom_copy_elements(c->recv.user, c->views[1].data, c->result_count, c->recv.dtype);
+}
+
+/* ---- host copies of device buffers ---- */
+
+/* The bytes [*start, *start + *bytes) relative to b->user that its blocks cover. */
+static void span_of(const loom_buffer_t *b, ptrdiff_t *start, size_t *bytes)
+{
+    const ptrdiff_t extent = loom_type_extent(b->dtype);
+    ptrdiff_t true_lb, true_extent, lo = 0, hi = 0;
+    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
+    int any = 0;
+    for (int i = 0; i < b->blocks; ++i) {
+        const size_t n = block_count(b, i);
+        if (0 == n) continue;
+        const ptrdiff_t first = block_displ(b, i) * extent + true_lb;
+        const ptrdiff_t last = first + true_extent + (ptrdiff_t) (n - 1) * extent;
+        if (!any || first < lo) lo = first;
+        if (!any || last > hi) hi = last;
+        any = 1;
+    }
+    *start = lo;
+    *bytes = any ? (size_t) (hi - lo) : 0;
+}
+
+static int host_copy_in(loom_host_copy_t *h, loom_buffer_t *b)
+{
+    if (NULL == b->user || LOOM_MEMORY_CUDA != loom_device_memory_kind(b->user)) return OMPI_SUCCESS;
+    span_of(b, &h->start, &h->bytes);
+    h->host = malloc(h->bytes > 0 ? h->bytes : 1);
+    if (NULL == h->host) return OMPI_ERR_OUT_OF_RESOURCE;
+    h->user = b->user;
+    b->user = h->host - h->start;
+    return 0 == loom_device_copy(h->host, (const char *) h->user + h->start, h->bytes) ? OMPI_SUCCESS
+                                                                                       : OMPI_ERROR;
+}
+
+int loom_host_copies_in(loom_glue_call_t *c)
+{
+    int rc = host_copy_in(&c->copies[0], &c->send);
+    if (OMPI_SUCCESS == rc) rc = host_copy_in(&c->copies[1], &c->recv);
+    /* The MPI call, for handing on, points at the copies too. */
+    c->on_host = *c->mpi;
+    if (NULL != c->copies[0].user) c->on_host.sbuf = c->send.user;
+    if (NULL != c->copies[1].user) {
+        if (c->on_host.sbuf == c->on_host.rbuf) c->on_host.sbuf = c->recv.user; /* allreduce/reduce in place */
+        c->on_host.rbuf = c->recv.user;
+    }
+    c->mpi = &c->on_host;
+    return rc;
+}
+
+int loom_host_copies_out(loom_glue_call_t *c)
+{
+    const loom_host_copy_t *h = &c->copies[1];
+    if (NULL == h->user || !c->recv.written) return OMPI_SUCCESS;
+    return 0 == loom_device_copy((char *) h->user + h->start, h->host, h->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
+}

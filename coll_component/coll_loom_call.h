@@ -1,0 +1,87 @@
+/*
+ * One collective call inside the glue, from description to finish (coll_loom_call.c,
+ * coll_loom_buffers.c). Private to coll_component/.
+ */
+#ifndef COLL_LOOM_CALL_H
+#define COLL_LOOM_CALL_H
+
+#include "coll_loom.h"
+
+BEGIN_C_DECLS
+
+/* loom_buffer_t.read: which blocks of a buffer the call reads on this rank. */
+enum { LOOM_READ_NONE = -1, LOOM_READ_ALL = -2 /* >= 0: that block only */ };
+
+/* One buffer of a call on this rank, as MPI describes it: `blocks` blocks, block i being
+ * counts[i] (or `count`) instances of dtype at user + displs[i] (or i x count) extents. */
+typedef struct loom_buffer {
+    void *user;        /* the user's buffer, or its host copy; NULL: none on this rank */
+    struct ompi_datatype_t *dtype;
+    int blocks;
+    size_t count;
+    const int *counts; /* NULL: `count` instances in every block */
+    const int *displs; /* NULL: block i at i x count */
+    int read;          /* LOOM_READ_* or a block index */
+    int written;       /* 1: the call writes it */
+} loom_buffer_t;
+
+/* A dense view of a buffer, what an algorithm sees: the user's memory itself, or a scratch
+ * copy (owned) that is filled from it before the run and emptied into it after. */
+typedef struct loom_view {
+    char *data;
+    char *scratch;
+} loom_view_t;
+
+/* A host copy of the memory a device buffer's blocks span (device buffers whose datatypes
+ * need host-side copies, and device calls handed on). */
+typedef struct loom_host_copy {
+    void *user; /* NULL: none */
+    char *host;
+    ptrdiff_t start;
+    size_t bytes;
+} loom_host_copy_t;
+
+/* The glue's whole record of a call. */
+typedef struct loom_glue_call {
+    const loom_mpi_call_t *mpi; /* as received, or on_host once host copies are made */
+    loom_mpi_call_t on_host;    /* the call on the host copies of its device buffers */
+    loom_call_t core;     /* what the core sees */
+    int dense;            /* 1: every buffer is used where it is, no dense copy (core's buffers
+                             are set by loom_describe) */
+    loom_buffer_t send, recv;
+    size_t result_count;  /* reductions: elements of the result in recv (reduce_scatter: this
+                             rank's block; in place the buffer holds more) */
+    loom_reduce_plan_t plan;
+    size_t inline_counts[64];
+    size_t *counts;       /* core.counts' storage (inline_counts, or malloc'd) */
+    loom_view_t views[2]; /* send, recv */
+    loom_host_copy_t copies[2];
+} loom_glue_call_t;
+
+/* Describes mpi on comm into c (coll_loom_buffers.c): core call, buffers, reduction plan.
+ * Returns NULL, or why loom cannot serve it (the same on every rank); *rc an error code if
+ * memory ran out. Release with loom_call_fini. */
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi,
+                          struct ompi_communicator_t *comm, int *rc);
+void loom_call_free(loom_glue_call_t *c);
+static inline void loom_call_fini(loom_glue_call_t *c)
+{
+    /* Most calls allocate nothing: one test instead of five calls of free(NULL). */
+    if (NULL != c->views[0].scratch || NULL != c->views[1].scratch || NULL != c->copies[0].host ||
+        NULL != c->copies[1].host || c->counts != c->inline_counts)
+        loom_call_free(c);
+}
+
+/* Host copies of the device buffers (their blocks' whole span, holes included), and the
+ * call's buffers pointed at them; loom_host_copies_out copies the written ones back. */
+int loom_host_copies_in(loom_glue_call_t *c);
+int loom_host_copies_out(loom_glue_call_t *c);
+
+/* Where c->dense is 0: the dense views of the buffers, set into c->core's buffers;
+ * loom_views_out empties the written ones into the user's buffers after the run. */
+int loom_views_in(loom_glue_call_t *c);
+int loom_views_out(loom_glue_call_t *c);
+
+END_C_DECLS
+
+#endif /* COLL_LOOM_CALL_H */

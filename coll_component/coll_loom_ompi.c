@@ -1,0 +1,49 @@
+/*
+ * The Open MPI version layer (coll_loom_ompi.h): one implementation per supported version.
+ */
+#include "coll_loom_ompi.h"
+
+#include "ompi/proc/proc.h"
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/util/proc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if OMPI_MAJOR_VERSION == 4
+
+#include "ompi/mca/rte/rte.h"
+#include "opal/mca/pmix/pmix.h"
+
+int loom_ompi_first_process(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
+
+int loom_ompi_initializing(void)
+{
+    return NULL != opal_pmix.put && OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state;
+}
+
+int loom_ompi_modex_put(const char *key, const void *data, size_t size)
+{
+    int rc;
+    /* put copies the value; the macro only borrows key and data. */
+    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, (char *) key, data, size);
+    return rc;
+}
+
+int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size)
+{
+    int rc;
+    *data = NULL;
+    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **) data, size);
+    return rc;
+}
+
+char *loom_ompi_hostname(struct ompi_proc_t *proc)
+{
+    const char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* borrowed */
+    return strdup(NULL == name ? "unknown" : name);
+}
+
+void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
+
+#endif

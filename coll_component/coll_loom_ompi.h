@@ -1,0 +1,58 @@
+/*
+ * Everything in loom's glue that depends on the Open MPI version, behind one small
+ * interface: the coll interface version and component type, the job's process names, the
+ * modex, host names and aborting. The rest of coll_component/ uses only this and what the
+ * supported versions share, so supporting another version means editing this header and
+ * coll_loom_ompi.c, nowhere else.
+ *
+ *   Open MPI 4.1.x  coll type version 2.0.0, module struct 2.3.0 (has ft_event)   supported
+ *   Open MPI 5.0.x  coll type version 2.4.0, no ft_event, adds coll_agree/iagree  not yet
+ *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API                 not yet
+ *
+ * A component built for the wrong version loads and is silently ignored by Open MPI, so an
+ * unsupported version must fail the build here, loudly.
+ */
+#ifndef COLL_LOOM_OMPI_H
+#define COLL_LOOM_OMPI_H
+
+#include "ompi_config.h"
+
+#include "ompi/mca/coll/coll.h"
+
+#include <stddef.h>
+
+#if OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION >= 1
+#define LOOM_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#define LOOM_COMPONENT_DECLSPEC OMPI_MODULE_DECLSPEC
+typedef mca_coll_base_component_2_0_0_t loom_coll_component_t;
+#else
+#error "loom's glue supports Open MPI 4.1.x only; see coll_component/coll_loom_ompi.h"
+#endif
+
+BEGIN_C_DECLS
+
+struct ompi_proc_t;
+
+/* 1 in the job's first process (rank 0 of MPI_COMM_WORLD): messages said once per job. */
+int loom_ompi_first_process(void);
+
+/* 1 while MPI_Init runs in an MPI process with a modex (not in ompi_info, which opens
+ * components too). */
+int loom_ompi_initializing(void);
+
+/* Publishes `size` bytes under `key` for every process of the job (during MPI_Init, before
+ * its modex exchange). OPAL_SUCCESS or an error code. */
+int loom_ompi_modex_put(const char *key, const void *data, size_t size);
+
+/* What proc published under `key`: *data malloc'd (free it) and *size, or an error code. */
+int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size);
+
+/* proc's host name, malloc'd (free it): "unknown" if it has none; NULL if out of memory. */
+char *loom_ompi_hostname(struct ompi_proc_t *proc);
+
+/* Stops the job with `message` (a bad rule file under coll_loom_rules_strict). */
+void loom_ompi_abort(const char *message);
+
+END_C_DECLS
+
+#endif /* COLL_LOOM_OMPI_H */
