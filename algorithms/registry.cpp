@@ -11,6 +11,7 @@
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace loom {
@@ -34,8 +35,12 @@ constexpr Reads kLeaders{.leaders = true};
 // lg P means floor(lg P). "Off powers of two" the r = P - 2^floor(lg P) extra ranks fold
 // into partners first (sending S) and get the result back last; byte counts are for the
 // other ranks.
-const std::array kAlgorithms = {
-    // allreduce
+//
+// One array per collective, in the order selection and tools list them. reduce_scatter and
+// reduce_scatter_block run the same schedules, as do allgather and allgatherv: each such
+// family is written once and listed for both collectives (for_collective below).
+
+constexpr std::array kAllreduce = {
     Algorithm{"ring", Collective::allreduce, "ring reduce-scatter then ring allgather",
               "2(P-1) steps; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_allreduce}},
     Algorithm{"ring_pipelined", Collective::allreduce,
@@ -64,7 +69,10 @@ const std::array kAlgorithms = {
               "reduce-scatter in each node, allreduce of each slice across nodes, allgather in each node",
               "intra-node 2(L-1)/L S (ring) + L lanes of the leaders' algorithm on N ranks with S/L each",
               kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}, kLeaders, "recursive_doubling"},
-    // reduce_scatter and reduce_scatter_block
+};
+
+// reduce_scatter, and the first algorithms of reduce_scatter_block.
+constexpr std::array kReduceScatter = {
     Algorithm{"ring", Collective::reduce_scatter, "ring reduce-scatter", "P-1 steps; (P-1)/P S", kCommutative,
               ReduceScatterFn{&ring_reduce_scatter}},
     Algorithm{"halving_doubling", Collective::reduce_scatter, "recursive vector halving, blocks in rank order",
@@ -73,18 +81,17 @@ const std::array kAlgorithms = {
     Algorithm{"pat", Collective::reduce_scatter, "PAT: near first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
               ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
-    Algorithm{"ring", Collective::reduce_scatter_block, "ring reduce-scatter", "P-1 steps; (P-1)/P S",
-              kCommutative, ReduceScatterFn{&ring_reduce_scatter}},
-    Algorithm{"halving_doubling", Collective::reduce_scatter_block,
-              "recursive vector halving, blocks in rank order", "lg P steps (+2 off powers of two); (P-1)/P S",
-              kCommutative, ReduceScatterFn{&halving_doubling_reduce_scatter}},
-    Algorithm{"pat", Collective::reduce_scatter_block, "PAT: near first, aggregated trees, bounded buffer",
-              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
-              ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
+};
+
+// reduce_scatter_block only: the shared segment holds equal blocks, not reduce_scatter's counts.
+constexpr std::array kReduceScatterBlockOnly = {
     Algorithm{"shm", Collective::reduce_scatter_block, "shared memory: copy the input in, each rank reduces its block",
               "1 sync per chunk; S copied in, S/P x P reduced per rank", kOneNodeCommutative,
               ReduceScatterFn{&shm_reduce_scatter_block}},
-    // allgather and allgatherv
+};
+
+// allgather, and allgatherv alike.
+constexpr std::array kAllgather = {
     Algorithm{"ring", Collective::allgather, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
               AllgatherFn{&ring_allgather}},
     Algorithm{"recursive_doubling", Collective::allgather, "exchange doubling block ranges at distance 1, 2, 4, ...",
@@ -95,28 +102,14 @@ const std::array kAlgorithms = {
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
               AllgatherFn{&pat_allgather}, kPatBuffer},
     Algorithm{"shm", Collective::allgather, "shared memory: each copies its block in, everyone copies all out",
-              "1 sync per chunk; S/P in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
+              "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
     Algorithm{"hierarchical", Collective::allgather,
               "allgather in each node, node parts among leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
               AllgatherFn{&hierarchical_allgather}, kLeaders, "ring"},
-    Algorithm{"ring", Collective::allgatherv, "ring allgather", "P-1 steps; (P-1)/P S", kAny,
-              AllgatherFn{&ring_allgather}},
-    Algorithm{"recursive_doubling", Collective::allgatherv,
-              "exchange doubling block ranges at distance 1, 2, 4, ...",
-              "lg P steps (+2 off powers of two); (P-1)/P S", kAny, AllgatherFn{&recursive_doubling_allgather}},
-    Algorithm{"bruck", Collective::allgatherv, "Bruck: ceil(lg P) steps for any P, then a local rotation",
-              "ceil(lg P) steps; (P-1)/P S", kAny, AllgatherFn{&bruck_allgather}},
-    Algorithm{"pat", Collective::allgatherv, "PAT: far first, aggregated trees, bounded buffer",
-              "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kAny,
-              AllgatherFn{&pat_allgather}, kPatBuffer},
-    Algorithm{"shm", Collective::allgatherv, "shared memory: each copies its block in, everyone copies all out",
-              "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
-    Algorithm{"hierarchical", Collective::allgatherv,
-              "allgather in each node, node parts among leaders, bcast in each node",
-              "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
-              AllgatherFn{&hierarchical_allgather}, kLeaders, "ring"},
-    // bcast
+};
+
+constexpr std::array kBcast = {
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
               "ceil(lg P) + m-1 steps for m segments; S per edge",
               kAny, BcastFn{&binomial_bcast}, kSegmented},
@@ -127,7 +120,9 @@ const std::array kAlgorithms = {
     Algorithm{"hierarchical", Collective::bcast, "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
               BcastFn{&hierarchical_bcast}, kLeaders, "binomial"},
-    // reduce
+};
+
+constexpr std::array kReduce = {
     Algorithm{"binomial", Collective::reduce, "binomial tree to the root; order-preserving",
               "ceil(lg P) steps; S per edge", kAny, ReduceFn{&binomial_reduce}},
     Algorithm{"halving_doubling", Collective::reduce, "recursive-halving reduce-scatter then gather to the root",
@@ -137,19 +132,58 @@ const std::array kAlgorithms = {
     Algorithm{"hierarchical", Collective::reduce, "reduce in each node to its head, then among heads to the root",
               "an intra-node shm reduce + the leaders' algorithm on N nodes (ceil(lg N) steps by default)",
               kTopologyCommutative, ReduceFn{&hierarchical_reduce}, kLeaders, "binomial"},
-    // barrier
+};
+
+constexpr std::array kBarrier = {
     Algorithm{"bruck", Collective::barrier, "dissemination: to rank + 2^k, from rank - 2^k",
               "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
     Algorithm{"recursive_doubling", Collective::barrier, "pairwise exchange at distance 1, 2, 4, ...",
               "lg P steps (+2 off powers of two); no data", kAny, BarrierFn{&recursive_doubling_barrier}},
     Algorithm{"shm", Collective::barrier, "shared memory: one flag per rank",
               "1 sync; no data", kOneNode, BarrierFn{&shm_barrier}},
-    // alltoall
+};
+
+constexpr std::array kAlltoall = {
     Algorithm{"bruck", Collective::alltoall, "Bruck: ceil(lg P) steps of packed blocks, then rotations",
               "ceil(lg P) steps; about S P/2 lg P", kAny, AlltoallFn{&bruck_alltoall}},
     Algorithm{"pairwise", Collective::alltoall, "P-1 steps, step k exchanging with rank +- k",
               "P-1 steps; (P-1) S", kAny, AlltoallFn{&pairwise_alltoall}},
 };
+
+// A family's records for another collective that runs the same schedules.
+template <std::size_t N>
+constexpr std::array<Algorithm, N> for_collective(std::array<Algorithm, N> family, Collective c)
+{
+    for (Algorithm& a : family) a.collective = c;
+    return family;
+}
+
+template <std::size_t... N>
+constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>&... parts)
+{
+    std::array<Algorithm, (N + ...)> all{};
+    auto out = all.begin();
+    ((out = std::copy(parts.begin(), parts.end(), out)), ...);
+    return all;
+}
+
+constexpr auto kAlgorithms =
+    concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
+           kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
+           kBarrier, kAlltoall);
+
+// Each collective's algorithms are adjacent, in Collective's order, one name once each.
+constexpr bool grouped_and_unique()
+{
+    for (std::size_t i = 0; i < kAlgorithms.size(); ++i) {
+        if (i > 0 && int(kAlgorithms[i].collective) < int(kAlgorithms[i - 1].collective)) return false;
+        for (std::size_t j = 0; j < i; ++j)
+            if (kAlgorithms[j].collective == kAlgorithms[i].collective && kAlgorithms[j].name == kAlgorithms[i].name)
+                return false;
+    }
+    return true;
+}
+static_assert(grouped_and_unique(), "each collective's algorithms listed together, in Collective's order, names unique");
 
 } // namespace
 

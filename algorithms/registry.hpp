@@ -45,6 +45,8 @@ struct Needs {
     // The data of one element (reductions: an element of the op; reduce_scatter_block: one
     // element for each rank) fits one 32 KiB slot of the segment (the shm reductions).
     bool element_in_slot = false;
+
+    bool operator==(const Needs&) const = default;
 };
 
 // The tuning options an algorithm reads (rule options and MCA parameters): tools, the tests'
@@ -53,6 +55,8 @@ struct Reads {
     bool segment_size = false; // coll_loom_segment_size, a rule's segment=
     bool pat_buffer = false;   // coll_loom_pat_buffer_size, a rule's buffer=
     bool leaders = false;      // a rule's leaders=: the flat algorithm the node leaders run
+
+    bool operator==(const Reads&) const = default;
 };
 
 // The facts about a call that every rank shares (so every rank decides alike).

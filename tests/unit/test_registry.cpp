@@ -48,6 +48,36 @@ TEST_CASE("the registry holds exactly the user-facing algorithm names, each desc
     CHECK(listed == seen.size());
 }
 
+// The twin collectives run the same schedules; the registry writes each family once.
+TEST_CASE("twin collectives list the same algorithms, in the same order, with the same records", "[registry]")
+{
+    auto of = [](Collective c) {
+        std::vector<const Algorithm*> list;
+        for (const Algorithm& a : all_algorithms())
+            if (a.collective == c) list.push_back(&a);
+        return list;
+    };
+    auto same = [](const Algorithm& x, const Algorithm& y) {
+        return x.name == y.name && x.summary == y.summary && x.cost == y.cost && x.run == y.run && x.needs == y.needs &&
+               x.reads == y.reads && x.default_leaders == y.default_leaders;
+    };
+    const std::pair<Collective, Collective> twins[] = {{Collective::reduce_scatter, Collective::reduce_scatter_block},
+                                                       {Collective::allgather, Collective::allgatherv}};
+    for (auto [first, second] : twins) {
+        INFO(to_string(first) << " and " << to_string(second));
+        const auto a = of(first), b = of(second);
+        REQUIRE(a.size() <= b.size());
+        for (std::size_t k = 0; k < a.size(); ++k) {
+            INFO(a[k]->name);
+            CHECK(same(*a[k], *b[k]));
+        }
+        // Only reduce_scatter_block adds an algorithm: shm, which needs equal blocks.
+        std::vector<std::string> extra;
+        for (std::size_t k = a.size(); k < b.size(); ++k) extra.emplace_back(b[k]->name);
+        CHECK(extra == (second == Collective::reduce_scatter_block ? std::vector<std::string>{"shm"} : std::vector<std::string>{}));
+    }
+}
+
 TEST_CASE("the built-in rule table parses and names only registered algorithms (or fallback)", "[registry]")
 {
     const auto parsed = rules::parse(rules::default_rules_text(), "default");
