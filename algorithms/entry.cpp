@@ -1,6 +1,7 @@
 // The C entry points of loom's core (declared in loom_c_api.h). They adapt the glue's C
-// callbacks to the C++ interfaces, pick an algorithm from the registry, and turn every C++
-// exception into an error code: no exception ever crosses into Open MPI.
+// callbacks to the C++ interfaces, run the algorithm loom_choose chose (the registry's
+// function, with the argument record of its collective), and turn every C++ exception into
+// an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
 #include "reduce_kernels.hpp"

@@ -7,7 +7,7 @@
 //   * MemoryOps  - local data movement on the buffers of one memory kind (copy, reduce,
 //                  scratch allocation), so one schedule serves host and device buffers.
 // Production implements Transport over Open MPI's PML (coll_component/), tests implement it
-// in-process (tests/unit/inproc_transport.*). Errors are reported as TransportError and
+// in-process (tests/support/inproc_transport.*). Errors are reported as TransportError and
 // turned into an MPI error code at the C boundary (algorithms/entry.cpp).
 #pragma once
 

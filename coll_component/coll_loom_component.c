@@ -1,8 +1,7 @@
 /*
- * The loom component: its description for Open MPI, its MCA parameters
- * (coll_loom_priority, coll_loom_verbose, coll_loom_<collective>_algorithm,
- * coll_loom_segment_size, coll_loom_pat_buffer_size) and its MPI_T performance variables
- * (coll_loom_<collective>_served, coll_loom_<collective>_declined).
+ * The loom component: its description for Open MPI, its MCA parameters (coll_loom_*, listed
+ * in README.md's table, which a test checks against ompi_info) and its MPI_T performance
+ * variables (coll_loom_<collective>_served, coll_loom_<collective>_declined).
  */
 #include "coll_loom.h"
 

@@ -4,8 +4,8 @@
 // A Place is one rank's record: its node (an index, the same on every rank: nodes are
 // numbered in order of their lowest rank), and, within the node, its package (socket), NUMA
 // node and core as hwloc's logical indexes, or -1 where unknown (an unbound process has no
-// single core). The glue builds one per rank once per communicator (hwloc on each rank,
-// exchanged with one allgather; node from Open MPI's host names) and hands the Layout to the
+// single core). The glue builds one per rank once per communicator (each process publishes
+// its hwloc place in Open MPI's modex at start-up; node from Open MPI's host names) and hands the Layout to the
 // algorithms through Transport::layout(). Everything here is MPI-free and hwloc-free, so the
 // unit tests build any placement by hand: uneven nodes, one rank per node, round-robin.
 #pragma once
