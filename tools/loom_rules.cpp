@@ -9,6 +9,8 @@
 //                                          of loom's one chooser (decide.hpp), as a job makes it
 //   loom-rules show [--rules FILE]         the effective table, itself a valid rule file
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
+//   loom-rules algorithms [--markdown]     every algorithm of every collective, from the registry:
+//                                          summary, cost, what it needs, the options it reads
 //
 // B is loom's message size for the collective (README, "What loom serves"). Exit codes: 0
 // success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the call; 2
@@ -45,6 +47,7 @@ constexpr const char* kUsage =
     "                  [--segment-size B] [--pat-buffer-size B]\n"
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
+    "       loom-rules algorithms [--markdown]\n"
     "       loom-rules --help\n"
     "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n";
 
@@ -401,6 +404,82 @@ int cmd_show(const std::vector<std::string>& in)
     return 0;
 }
 
+// ---- algorithms ----------------------------------------------------------------------------
+
+// What an algorithm needs of a call (registry.hpp, Needs), as phrases.
+std::vector<std::string> needs_text(const Algorithm& a)
+{
+    std::vector<std::string> out;
+    if (a.needs.commutative_op) out.push_back("a commutative op");
+    if (a.needs.power_of_two) out.push_back("a power-of-two number of ranks");
+    if (a.needs.same_node) out.push_back("every rank on one node");
+    if (a.needs.topology) out.push_back("known nodes");
+    if (a.needs.equal_nodes) out.push_back("the same number of ranks on every node");
+    if (a.needs.segment) out.push_back("a shared-memory segment");
+    if (a.needs.element_in_slot)
+        out.push_back(a.collective == Collective::reduce_scatter_block ? "one element per rank within a 32 KiB slot"
+                                                                        : "an element within a 32 KiB slot");
+    return out;
+}
+
+// The options an algorithm reads (registry.hpp, Reads): the rule option and its MCA parameter
+// (in backticks for markdown).
+std::vector<std::string> reads_text(const Algorithm& a, bool markdown)
+{
+    const std::string q = markdown ? "`" : "";
+    std::vector<std::string> out;
+    if (a.reads.segment_size) out.push_back(q + "segment=" + q + " (" + q + "coll_loom_segment_size" + q + ")");
+    if (a.reads.pat_buffer) out.push_back(q + "buffer=" + q + " (" + q + "coll_loom_pat_buffer_size" + q + ")");
+    if (a.reads.leaders) out.push_back(q + "leaders=" + q + " (default " + q + std::string(a.default_leaders) + q + ")");
+    return out;
+}
+
+std::string markdown_cell(std::string_view text)
+{
+    std::string out;
+    for (char ch : text) {
+        if (ch == '|') out += '\\';
+        out += ch;
+    }
+    return out;
+}
+
+// Every algorithm, collective by collective in the registry's order: plain text (a collective
+// line, then per algorithm a line "  NAME  SUMMARY" and its cost, needs and reads), or with
+// --markdown one table.
+int cmd_algorithms(const std::vector<std::string>& in)
+{
+    const Args a = parse_args(in, {}, {"--markdown"});
+    if (!a.positional.empty()) throw UsageError("algorithms takes no operands");
+    const bool markdown = a.flags.count("--markdown") != 0;
+    std::size_t width = 0;
+    for (const Algorithm& x : all_algorithms()) width = std::max(width, x.name.size());
+    const std::string indent(2 + width + 2, ' ');
+    if (markdown)
+        std::printf("| collective | algorithm | summary | cost (P ranks, S message bytes) | needs | reads |\n"
+                    "|---|---|---|---|---|---|\n");
+    for (int c = 0; c < kCollectiveCount; ++c) {
+        const Collective coll = Collective(c);
+        const std::string name(to_string(coll));
+        if (!markdown) std::printf("%s%s (S: %s)\n", c ? "\n" : "", name.c_str(), size_meaning(coll));
+        for (const Algorithm& x : all_algorithms()) {
+            if (x.collective != coll) continue;
+            const std::string needs = join(needs_text(x), ", "), reads = join(reads_text(x, markdown), ", ");
+            if (markdown) {
+                std::printf("| %s | `%s` | %s | %s | %s | %s |\n", name.c_str(), std::string(x.name).c_str(),
+                            markdown_cell(x.summary).c_str(), markdown_cell(x.cost).c_str(),
+                            needs.empty() ? "-" : markdown_cell(needs).c_str(), reads.empty() ? "-" : markdown_cell(reads).c_str());
+                continue;
+            }
+            std::printf("  %-*s  %s\n", int(width), std::string(x.name).c_str(), std::string(x.summary).c_str());
+            std::printf("%scost: %s\n", indent.c_str(), std::string(x.cost).c_str());
+            std::printf("%sneeds: %s\n", indent.c_str(), needs.empty() ? "nothing" : needs.c_str());
+            std::printf("%sreads: %s\n", indent.c_str(), reads.empty() ? "nothing" : reads.c_str());
+        }
+    }
+    return 0;
+}
+
 } // namespace loom::rules_tool
 
 using namespace loom::rules_tool;
@@ -420,7 +499,8 @@ int main(int argc, char** argv)
         if (command == "explain") return cmd_explain(args);
         if (command == "show") return cmd_show(args);
         if (command == "from-tuned") return cmd_from_tuned(args);
-        const std::string near = nearest(command, {"check", "explain", "show", "from-tuned"});
+        if (command == "algorithms") return cmd_algorithms(args);
+        const std::string near = nearest(command, {"check", "explain", "show", "from-tuned", "algorithms"});
         throw UsageError("unknown command '" + command + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     } catch (const UsageError& e) {
         std::fprintf(stderr, "loom-rules: %s\n%s", e.what(), kUsage);
