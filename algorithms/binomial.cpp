@@ -77,8 +77,10 @@ ReducePlan reduce_plan(int P, int r, int root)
         if (r == owner) plan.children.push_back({other, !owner_low});
         if (r == other) plan.parent = owner;
         if ((r < mid) != owner_low) owner = other; // r is in the other half
-        if (r < mid) hi = mid;
-        else lo = mid;
+        if (r < mid)
+            hi = mid;
+        else
+            lo = mid;
     }
     std::reverse(plan.children.begin(), plan.children.end());
     return plan;

@@ -22,8 +22,8 @@ struct AllreduceArgs {
     void* recvbuf;
     std::size_t count;
     Reduction op;
-    std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
-    std::size_t buffer_bytes = 0;  // PAT: the bounded intermediate buffer (0: default)
+    std::size_t segment_bytes = 0;      // pipelined algorithms: bytes per segment (0: default)
+    std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
@@ -37,7 +37,7 @@ struct ReduceScatterArgs {
                                          // input, and the result goes to its start
     std::span<const std::size_t> counts; // one per rank, the same on every rank
     Reduction op;
-    std::size_t buffer_bytes = 0;        // PAT: the bounded intermediate buffer (0: default)
+    std::size_t buffer_bytes = 0; // PAT: the bounded intermediate buffer (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };
@@ -60,7 +60,7 @@ struct BcastArgs {
     void* buf;
     std::size_t bytes;
     int root;
-    std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
+    std::size_t segment_bytes = 0;      // pipelined algorithms: bytes per segment (0: default)
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
 };
 
@@ -92,8 +92,8 @@ struct AlltoallArgs {
 // blocks hold one element more. Blocks may be empty when count < parts.
 class BlockPartition {
 public:
-    BlockPartition(std::size_t count, int parts)
-        : base_(count / std::size_t(parts)), extra_(count % std::size_t(parts)) {}
+    BlockPartition(std::size_t count, int parts) : base_(count / std::size_t(parts)), extra_(count % std::size_t(parts))
+    {}
     std::size_t begin(int block) const { return std::size_t(block) * base_ + std::min(std::size_t(block), extra_); }
     std::size_t length(int block) const { return base_ + (std::size_t(block) < extra_ ? 1 : 0); }
     std::size_t max_length() const { return base_ + (extra_ != 0 ? 1 : 0); }
@@ -113,7 +113,10 @@ public:
     std::size_t begin(int block) const { return offsets_[std::size_t(block)]; }
     std::size_t length(int block) const { return offsets_[std::size_t(block) + 1] - offsets_[std::size_t(block)]; }
     // The span of blocks [first, last): contiguous, since blocks are laid end to end.
-    std::size_t span_length(int first, int last) const { return offsets_[std::size_t(last)] - offsets_[std::size_t(first)]; }
+    std::size_t span_length(int first, int last) const
+    {
+        return offsets_[std::size_t(last)] - offsets_[std::size_t(first)];
+    }
     std::size_t total() const { return offsets_.back(); }
 
 private:

@@ -55,10 +55,7 @@ private:
     const loom_transport_t& t_;
 };
 
-Reduction to_reduction(const loom_reduction_t& r)
-{
-    return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx};
-}
+Reduction to_reduction(const loom_reduction_t& r) { return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx}; }
 
 template <class F>
 int guarded(F&& body)
@@ -152,8 +149,9 @@ struct Dispatch {
     const Algorithm* leaders() const { return static_cast<const Algorithm*>(call.leaders); }
     void operator()(AllreduceFn f) const
     {
-        f(net, mem, AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes,
-                                  call.buffer_bytes, leaders()});
+        f(net, mem,
+          AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes, call.buffer_bytes,
+                        leaders()});
     }
     void operator()(ReduceScatterFn f) const
     {
@@ -183,10 +181,7 @@ extern "C" std::size_t loom_message_bytes(const loom_call_t* call, int comm_size
     return message_bytes(*call, comm_size);
 }
 
-extern "C" const char* loom_coll_name(loom_coll_t coll)
-{
-    return to_string(static_cast<Collective>(coll)).data();
-}
+extern "C" const char* loom_coll_name(loom_coll_t coll) { return to_string(static_cast<Collective>(coll)).data(); }
 
 extern "C" int loom_algorithm_exists(loom_coll_t coll, const char* name)
 {
@@ -218,7 +213,8 @@ extern "C" int loom_run(const char* algorithm, const loom_transport_t* transport
         // loom_choose leaves the algorithm itself in the call: no lookup per call.
         const Collective c = collective_of(*call);
         const auto* algo = static_cast<const Algorithm*>(call->chosen);
-        if (algo == nullptr || algo->name.data() != algorithm || algo->collective != c) algo = find_algorithm(c, algorithm);
+        if (algo == nullptr || algo->name.data() != algorithm || algo->collective != c)
+            algo = find_algorithm(c, algorithm);
         if (algo == nullptr) throw std::invalid_argument("unknown algorithm");
         CallbackTransport net(*transport);
         if (call->copier != nullptr) {

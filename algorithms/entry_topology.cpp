@@ -17,8 +17,7 @@ extern "C" void loom_topology_local_place(void* hwloc_topology, int place[3])
     Place p;
     try {
         p = loom::topo::local_place(hwloc_topology);
-    } catch (...) {
-    }
+    } catch (...) {}
     place[0] = p.package;
     place[1] = p.numa;
     place[2] = p.core;

@@ -107,8 +107,7 @@ int fold_and_halve(Transport& net, MemoryOps& mem, const Reduction& op, const Fo
     // Receive [recv_at, +recv_n) from peer and reduce it into acc while sending
     // [send_at, +send_n). Out of place, the first receive lands in acc itself and the local
     // input is reduced into it (commutative op), so the input is never copied.
-    auto exchange = [&](int peer, std::size_t send_at, std::size_t send_n, std::size_t recv_at,
-                        std::size_t recv_n) {
+    auto exchange = [&](int peer, std::size_t send_at, std::size_t send_n, std::size_t recv_at, std::size_t recv_n) {
         std::byte* target = acc + recv_at * es;
         std::byte* into = target;
         if (input == nullptr && recv_n * es > incoming_bytes) {
@@ -119,8 +118,10 @@ int fold_and_halve(Transport& net, MemoryOps& mem, const Reduction& op, const Fo
         if (recv_n != 0) net.post_recv(peer, into, recv_n * es);
         if (send_n != 0) net.post_send(peer, (input != nullptr ? input : acc) + send_at * es, send_n * es);
         net.wait_all();
-        if (input != nullptr) mem.reduce(op, input + recv_at * es, target, recv_n);
-        else mem.reduce(op, into, target, recv_n);
+        if (input != nullptr)
+            mem.reduce(op, input + recv_at * es, target, recv_n);
+        else
+            mem.reduce(op, into, target, recv_n);
         input = nullptr;
     };
 
@@ -132,8 +133,10 @@ int fold_and_halve(Transport& net, MemoryOps& mem, const Reduction& op, const Fo
         const bool lower = nr < mid;
         const int peer = f.real(lower ? nr + d : nr - d);
         const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-        if (lower) hi = mid;
-        else lo = mid;
+        if (lower)
+            hi = mid;
+        else
+            lo = mid;
         exchange(peer, bound[give_lo], bound[give_hi] - bound[give_lo], bound[lo], bound[hi] - bound[lo]);
     }
     if (input != nullptr) mem.copy(acc, input, total * es); // p2 == 1: nothing was exchanged
@@ -232,8 +235,7 @@ void halving_doubling_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& a
     const int rank = net.rank();
     const std::size_t es = args.op.elem_size;
     const bool root = rank == args.root;
-    const auto* input =
-        root && args.in_place() ? nullptr : static_cast<const std::byte*>(args.sendbuf);
+    const auto* input = root && args.in_place() ? nullptr : static_cast<const std::byte*>(args.sendbuf);
 
     if (P == 1 || args.count == 0) {
         if (root && input != nullptr) mem.copy(args.recvbuf, input, args.count * es);

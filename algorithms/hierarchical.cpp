@@ -100,20 +100,26 @@ void run_leaders(const Algorithm* chosen, Transport& net, MemoryOps& mem, const 
 void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args)
 {
     ShmComm* shm = shm_comm(node);
-    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes()) shm_reduce(*shm, mem, args);
-    else binomial_reduce(node, mem, args);
+    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes())
+        shm_reduce(*shm, mem, args);
+    else
+        binomial_reduce(node, mem, args);
 }
 
 void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args)
 {
-    if (ShmComm* shm = shm_comm(node)) shm_bcast(*shm, mem, args);
-    else binomial_bcast(node, mem, args);
+    if (ShmComm* shm = shm_comm(node))
+        shm_bcast(*shm, mem, args);
+    else
+        binomial_bcast(node, mem, args);
 }
 
 void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args)
 {
-    if (ShmComm* shm = shm_comm(node)) shm_allgather(*shm, mem, args);
-    else bruck_allgather(node, mem, args);
+    if (ShmComm* shm = shm_comm(node))
+        shm_allgather(*shm, mem, args);
+    else
+        bruck_allgather(node, mem, args);
 }
 
 } // namespace
@@ -137,9 +143,9 @@ void hierarchical_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs&
     // 2. The leaders combine their nodes' sums.
     if (leader && layout.nodes() > 1) {
         GroupTransport leaders(net, layout.leaders());
-        run_leaders<AllreduceFn>(args.leaders, leaders, mem,
-                                 AllreduceArgs{nullptr, args.recvbuf, args.count, args.op, args.segment_bytes,
-                                               args.buffer_bytes});
+        run_leaders<AllreduceFn>(
+            args.leaders, leaders, mem,
+            AllreduceArgs{nullptr, args.recvbuf, args.count, args.op, args.segment_bytes, args.buffer_bytes});
     }
     // 3. Every leader hands the result to its node.
     if (node.size() > 1) node_bcast(node, mem, BcastArgs{args.recvbuf, bytes, 0, args.segment_bytes});
@@ -184,9 +190,9 @@ void hierarchical_rs_allreduce(Transport& net, MemoryOps& mem, const AllreduceAr
         std::vector<int> lane;
         for (int k = 0; k < layout.nodes(); ++k) lane.push_back(layout.node_ranks(k)[std::size_t(i)]);
         GroupTransport lane_net(net, lane);
-        run_leaders<AllreduceFn>(args.leaders, lane_net, mem,
-                                 AllreduceArgs{nullptr, mine, slices.length(i), args.op, args.segment_bytes,
-                                               args.buffer_bytes});
+        run_leaders<AllreduceFn>(
+            args.leaders, lane_net, mem,
+            AllreduceArgs{nullptr, mine, slices.length(i), args.op, args.segment_bytes, args.buffer_bytes});
     }
     // 3. Every rank gathers the node's slices.
     if (L > 1) {
@@ -213,8 +219,8 @@ void hierarchical_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
     // 2. Each head hands it to its node.
     GroupTransport node(net, layout.node_ranks(my_node), net.node_shared_state());
     if (node.size() > 1)
-        node_bcast(node, mem, BcastArgs{args.buf, args.bytes, layout.local_index(head[std::size_t(my_node)]),
-                                       args.segment_bytes});
+        node_bcast(node, mem,
+                   BcastArgs{args.buf, args.bytes, layout.local_index(head[std::size_t(my_node)]), args.segment_bytes});
 }
 
 void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
@@ -235,11 +241,13 @@ void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
     const void* partial = is_root ? args.recvbuf : args.sendbuf;
     if (node.size() > 1) {
         std::byte* into = nullptr;
-        if (is_root) into = static_cast<std::byte*>(args.recvbuf);
-        else if (is_head) into = (partial_buf = mem.scratch(bytes)).get();
+        if (is_root)
+            into = static_cast<std::byte*>(args.recvbuf);
+        else if (is_head)
+            into = (partial_buf = mem.scratch(bytes)).get();
         node_reduce(node, mem,
-                   ReduceArgs{is_root && args.in_place() ? nullptr : args.sendbuf, into, args.count, args.op,
-                              layout.local_index(head[std::size_t(my_node)])});
+                    ReduceArgs{is_root && args.in_place() ? nullptr : args.sendbuf, into, args.count, args.op,
+                               layout.local_index(head[std::size_t(my_node)])});
         if (is_head && !is_root) partial = into;
     } else if (is_root && !args.in_place()) {
         mem.copy(args.recvbuf, args.sendbuf, bytes);

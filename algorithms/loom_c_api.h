@@ -76,23 +76,44 @@ typedef struct loom_reduction {
 
 /* The predefined MPI reduction ops loom has its own kernels for. */
 typedef enum loom_op {
-    LOOM_OP_SUM, LOOM_OP_PROD, LOOM_OP_MIN, LOOM_OP_MAX,
-    LOOM_OP_LAND, LOOM_OP_LOR, LOOM_OP_LXOR,
-    LOOM_OP_BAND, LOOM_OP_BOR, LOOM_OP_BXOR,
-    LOOM_OP_MINLOC, LOOM_OP_MAXLOC,
+    LOOM_OP_SUM,
+    LOOM_OP_PROD,
+    LOOM_OP_MIN,
+    LOOM_OP_MAX,
+    LOOM_OP_LAND,
+    LOOM_OP_LOR,
+    LOOM_OP_LXOR,
+    LOOM_OP_BAND,
+    LOOM_OP_BOR,
+    LOOM_OP_BXOR,
+    LOOM_OP_MINLOC,
+    LOOM_OP_MAXLOC,
     LOOM_OP_COUNT
 } loom_op_t;
 
 /* Element types of the predefined MPI datatypes, by C representation. */
 typedef enum loom_type {
-    LOOM_TYPE_INT8, LOOM_TYPE_UINT8, LOOM_TYPE_INT16, LOOM_TYPE_UINT16,
-    LOOM_TYPE_INT32, LOOM_TYPE_UINT32, LOOM_TYPE_INT64, LOOM_TYPE_UINT64,
-    LOOM_TYPE_FLOAT, LOOM_TYPE_DOUBLE, LOOM_TYPE_LONG_DOUBLE,
+    LOOM_TYPE_INT8,
+    LOOM_TYPE_UINT8,
+    LOOM_TYPE_INT16,
+    LOOM_TYPE_UINT16,
+    LOOM_TYPE_INT32,
+    LOOM_TYPE_UINT32,
+    LOOM_TYPE_INT64,
+    LOOM_TYPE_UINT64,
+    LOOM_TYPE_FLOAT,
+    LOOM_TYPE_DOUBLE,
+    LOOM_TYPE_LONG_DOUBLE,
     LOOM_TYPE_BOOL,
-    LOOM_TYPE_FLOAT_COMPLEX, LOOM_TYPE_DOUBLE_COMPLEX,
+    LOOM_TYPE_FLOAT_COMPLEX,
+    LOOM_TYPE_DOUBLE_COMPLEX,
     /* value/index pairs for MINLOC and MAXLOC (MPI_FLOAT_INT, ...) */
-    LOOM_TYPE_FLOAT_INT, LOOM_TYPE_DOUBLE_INT, LOOM_TYPE_LONG_INT, LOOM_TYPE_2INT,
-    LOOM_TYPE_SHORT_INT, LOOM_TYPE_LONG_DOUBLE_INT,
+    LOOM_TYPE_FLOAT_INT,
+    LOOM_TYPE_DOUBLE_INT,
+    LOOM_TYPE_LONG_INT,
+    LOOM_TYPE_2INT,
+    LOOM_TYPE_SHORT_INT,
+    LOOM_TYPE_LONG_DOUBLE_INT,
     LOOM_TYPE_COUNT
 } loom_type_t;
 
@@ -129,24 +150,24 @@ typedef struct loom_call {
     size_t count;
     const size_t *counts; /* comm_size entries, or NULL */
     int root;
-    loom_reduction_t op;  /* reductions only */
-    size_t segment_bytes; /* pipelined algorithms; 0: their default */
-    size_t buffer_bytes;  /* PAT's intermediate buffer; 0: its default */
-    const void *chosen;   /* set by loom_choose: the algorithm itself, so loom_run need not
+    loom_reduction_t op;    /* reductions only */
+    size_t segment_bytes;   /* pipelined algorithms; 0: their default */
+    size_t buffer_bytes;    /* PAT's intermediate buffer; 0: its default */
+    const void *chosen;     /* set by loom_choose: the algorithm itself, so loom_run need not
                              look its name up on every call; NULL: loom_run looks it up */
-    const void *leaders;  /* set by loom_choose for a hierarchical algorithm: the flat algorithm
+    const void *leaders;    /* set by loom_choose for a hierarchical algorithm: the flat algorithm
                              its node leaders run (NULL: the algorithm's default) */
     int keep_from_open_mpi; /* 1: a fallback rule must not hand this call on: Open MPI's own
                                kernel gets the reduction wrong (4.1's AVX SUM saturates 8- and
                                16-bit integers) */
-    int memory;           /* LOOM_MEMORY_HOST or LOOM_MEMORY_CUDA: where this rank's buffers
+    int memory;             /* LOOM_MEMORY_HOST or LOOM_MEMORY_CUDA: where this rank's buffers
                              are, for the rules' memory= key (every rank must pass the same) */
-    void *copier;         /* LOOM_MEMORY_CUDA: the loom::AsyncCopier loom_run stages the
+    void *copier;           /* LOOM_MEMORY_CUDA: the loom::AsyncCopier loom_run stages the
                              buffers through (algorithms/staging.hpp); NULL: run in place */
-    size_t staging_bytes; /* segment size of that staging pipeline; 0: its default */
-    int segment;          /* the communicator's shared-memory segment (LOOM_SEGMENT_*): the
+    size_t staging_bytes;   /* segment size of that staging pipeline; 0: its default */
+    int segment;            /* the communicator's shared-memory segment (LOOM_SEGMENT_*): the
                              algorithms that need one are passed over unless it is READY */
-    int wants_segment;    /* set by loom_choose: with a segment, an algorithm that needs one
+    int wants_segment;      /* set by loom_choose: with a segment, an algorithm that needs one
                              would have been chosen (segment NOT_YET), or was forced */
 } loom_call_t;
 
@@ -207,15 +228,14 @@ void loom_rules_release(void *resolved);
  * forced), also for a fallback rule. The rule's options (segment=, buffer=) are written into
  * call->segment_bytes / buffer_bytes. Returned strings live as long as the process's rule
  * tables (static, or loaded once before any call). */
-const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, const void *resolved,
-                        const char **why, const char **rule);
+const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, const void *resolved, const char **why,
+                        const char **rule);
 
 /* The options the chosen algorithm of `call` (after loom_choose) runs with, as
  * `loom-rules explain` prints them ("segment=262144, leaders=binomial", "none"): a rule's
  * segment=/buffer= value, else segment_param / buffer_param (the MCA parameters). Empty if
  * nothing was chosen. For verbose output. */
-void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, char *buf,
-                         size_t size);
+void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, char *buf, size_t size);
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);

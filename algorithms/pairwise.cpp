@@ -58,7 +58,7 @@ void pairwise_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
     Scratch stash = mem.scratch(B);
     for (int k = 1; 2 * k <= P; ++k) {
         const int hi = mod(r + k, P), lo = mod(r - k, P);
-        exchange(hi, at(out, hi), lo, stash.get()); // step k
+        exchange(hi, at(out, hi), lo, stash.get());                // step k
         if (2 * k < P) exchange(lo, at(out, lo), hi, at(out, hi)); // step P - k
         mem.copy(at(out, lo), stash.get(), B);
     }

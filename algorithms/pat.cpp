@@ -139,8 +139,7 @@ void reduce_scatter_core(Transport& net, MemoryOps& mem, const Reduction& op, co
     auto in_block = [&](int b) { return input + blocks.begin(b) * es; };
 
     if (A == 1) { // only linear steps, one block per message: send straight from the input
-        const std::size_t piece =
-            plan.piece_bytes != 0 ? std::max<std::size_t>(1, plan.piece_bytes / es) : max_count;
+        const std::size_t piece = plan.piece_bytes != 0 ? std::max<std::size_t>(1, plan.piece_bytes / es) : max_count;
         Scratch incoming = mem.scratch(std::min(piece, max_count) * es);
         for (int i = steps - 1; i >= 0; --i) {
             const PatStep st = pat_step(plan, i);

@@ -14,12 +14,12 @@ namespace loom {
 // Terms: n ranks, L = ceil(lg n); A the aggregation (a power of two, 1 <= A <= 2^L / 2: the
 // most blocks one message carries); D = 2^L / A the size of the sub-trees that run linearly.
 struct PatPlan {
-    int ranks = 1;                // n
-    int levels = 0;               // L = ceil(lg n)
-    int aggregation = 1;          // A
-    int subtree = 1;              // D = 2^L / A
-    std::size_t piece_bytes = 0;  // A == 1 and a block larger than the buffer: blocks travel in
-                                  // pieces of this many bytes; 0 = whole blocks
+    int ranks = 1;               // n
+    int levels = 0;              // L = ceil(lg n)
+    int aggregation = 1;         // A
+    int subtree = 1;             // D = 2^L / A
+    std::size_t piece_bytes = 0; // A == 1 and a block larger than the buffer: blocks travel in
+                                 // pieces of this many bytes; 0 = whole blocks
 };
 
 // The plan for n ranks whose largest block is max_block_bytes, given an intermediate buffer of

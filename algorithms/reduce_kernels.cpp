@@ -34,8 +34,7 @@ template <class T>
 constexpr bool valid(loom_op_t op)
 {
     if constexpr (IsPair<T>::value) return op == LOOM_OP_MINLOC || op == LOOM_OP_MAXLOC;
-    if constexpr (std::is_same_v<T, bool>)
-        return op == LOOM_OP_LAND || op == LOOM_OP_LOR || op == LOOM_OP_LXOR;
+    if constexpr (std::is_same_v<T, bool>) return op == LOOM_OP_LAND || op == LOOM_OP_LOR || op == LOOM_OP_LXOR;
     if constexpr (IsComplex<T>::value) return op == LOOM_OP_SUM || op == LOOM_OP_PROD;
     if constexpr (std::is_floating_point_v<T>)
         return op == LOOM_OP_SUM || op == LOOM_OP_PROD || op == LOOM_OP_MIN || op == LOOM_OP_MAX;

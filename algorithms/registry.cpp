@@ -21,7 +21,8 @@ namespace {
 constexpr Needs kCommutative{.commutative_op = true};
 constexpr Needs kAny{};
 constexpr Needs kOneNode{.same_node = true, .segment = true};
-constexpr Needs kOneNodeCommutative{.commutative_op = true, .same_node = true, .segment = true, .element_in_slot = true};
+constexpr Needs kOneNodeCommutative{
+    .commutative_op = true, .same_node = true, .segment = true, .element_in_slot = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
 constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true, .equal_nodes = true};
@@ -41,11 +42,11 @@ constexpr Reads kLeaders{.leaders = true};
 // family is written once and listed for both collectives (for_collective below).
 
 constexpr std::array kAllreduce = {
-    Algorithm{"ring", Collective::allreduce, "ring reduce-scatter then ring allgather",
-              "2(P-1) steps; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_allreduce}},
-    Algorithm{"ring_pipelined", Collective::allreduce,
-              "ring with segmented blocks: reduction overlaps transfer",
-              "2(P-1) m steps, m segments per block; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_pipelined_allreduce}, kSegmented},
+    Algorithm{"ring", Collective::allreduce, "ring reduce-scatter then ring allgather", "2(P-1) steps; 2(P-1)/P S",
+              kCommutative, AllreduceFn{&ring_allreduce}},
+    Algorithm{"ring_pipelined", Collective::allreduce, "ring with segmented blocks: reduction overlaps transfer",
+              "2(P-1) m steps, m segments per block; 2(P-1)/P S", kCommutative, AllreduceFn{&ring_pipelined_allreduce},
+              kSegmented},
     Algorithm{"halving_doubling", Collective::allreduce,
               "recursive-halving reduce-scatter then recursive-doubling allgather (Rabenseifner)",
               "2 lg P steps (+2 off powers of two); 2(P-1)/P S", kCommutative,
@@ -57,7 +58,8 @@ constexpr std::array kAllreduce = {
               "2 (lg A + D-1) messages, A = blocks per message (buffer-bound), D = 2^ceil(lg P)/A; 2(P-1)/P S",
               kCommutative, AllreduceFn{&pat_allreduce}, kPatBuffer},
     Algorithm{"binomial", Collective::allreduce, "binomial reduce to rank 0 then binomial bcast; order-preserving",
-              "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny, AllreduceFn{&binomial_allreduce}},
+              "2 ceil(lg P) steps; rank 0 sends (and receives) up to S ceil(lg P)", kAny,
+              AllreduceFn{&binomial_allreduce}},
     Algorithm{"shm", Collective::allreduce, "shared memory: copy in, each rank reduces a slice, copy out",
               "2 syncs per 32 KiB chunk; S copied in and out, S/P reduced per rank", kOneNodeCommutative,
               AllreduceFn{&shm_allreduce}},
@@ -111,13 +113,13 @@ constexpr std::array kAllgather = {
 
 constexpr std::array kBcast = {
     Algorithm{"binomial", Collective::bcast, "binomial tree from the root, optionally segmented",
-              "ceil(lg P) + m-1 steps for m segments; S per edge",
-              kAny, BcastFn{&binomial_bcast}, kSegmented},
+              "ceil(lg P) + m-1 steps for m segments; S per edge", kAny, BcastFn{&binomial_bcast}, kSegmented},
     Algorithm{"scatter_allgather", Collective::bcast, "binomial scatter then ring allgather (van de Geijn)",
               "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
     Algorithm{"shm", Collective::bcast, "shared memory: the root copies in, everyone copies out",
               "1 sync per 32 KiB chunk; S in at the root, S out elsewhere", kOneNode, BcastFn{&shm_bcast}},
-    Algorithm{"hierarchical", Collective::bcast, "bcast among node heads (the root's node: the root), then in each node",
+    Algorithm{"hierarchical", Collective::bcast,
+              "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
               BcastFn{&hierarchical_bcast}, kLeaders, "binomial"},
 };
@@ -139,15 +141,15 @@ constexpr std::array kBarrier = {
               "ceil(lg P) steps; no data", kAny, BarrierFn{&bruck_barrier}},
     Algorithm{"recursive_doubling", Collective::barrier, "pairwise exchange at distance 1, 2, 4, ...",
               "lg P steps (+2 off powers of two); no data", kAny, BarrierFn{&recursive_doubling_barrier}},
-    Algorithm{"shm", Collective::barrier, "shared memory: one flag per rank",
-              "1 sync; no data", kOneNode, BarrierFn{&shm_barrier}},
+    Algorithm{"shm", Collective::barrier, "shared memory: one flag per rank", "1 sync; no data", kOneNode,
+              BarrierFn{&shm_barrier}},
 };
 
 constexpr std::array kAlltoall = {
     Algorithm{"bruck", Collective::alltoall, "Bruck: ceil(lg P) steps of packed blocks, then rotations",
               "ceil(lg P) steps; about S P/2 lg P", kAny, AlltoallFn{&bruck_alltoall}},
-    Algorithm{"pairwise", Collective::alltoall, "P-1 steps, step k exchanging with rank +- k",
-              "P-1 steps; (P-1) S", kAny, AlltoallFn{&pairwise_alltoall}},
+    Algorithm{"pairwise", Collective::alltoall, "P-1 steps, step k exchanging with rank +- k", "P-1 steps; (P-1) S",
+              kAny, AlltoallFn{&pairwise_alltoall}},
 };
 
 // A family's records for another collective that runs the same schedules.
@@ -183,7 +185,8 @@ constexpr bool grouped_and_unique()
     }
     return true;
 }
-static_assert(grouped_and_unique(), "each collective's algorithms listed together, in Collective's order, names unique");
+static_assert(grouped_and_unique(),
+              "each collective's algorithms listed together, in Collective's order, names unique");
 
 } // namespace
 
@@ -217,18 +220,21 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
     if (algo.needs.commutative_op && !call.commutative) return "the op is not commutative";
     if (algo.needs.power_of_two && (call.comm_size & (call.comm_size - 1)) != 0)
         return "the communicator size is not a power of two";
-    if (algo.needs.topology && call.nodes == 0) return "it needs to know which ranks share a node, and the nodes are unknown";
+    if (algo.needs.topology && call.nodes == 0)
+        return "it needs to know which ranks share a node, and the nodes are unknown";
     if (algo.needs.equal_nodes &&
         (call.nodes == 0 || call.ranks_per_node == 0 || call.nodes * call.ranks_per_node != call.comm_size))
         return call.ranks_per_node == 0 ? "it needs every node to have the same number of ranks, and that is unknown"
-                                         : "it needs every node to have the same number of ranks";
+                                        : "it needs every node to have the same number of ranks";
     if (algo.needs.same_node && call.nodes != 1)
         return call.nodes == 0 ? "it needs every rank on one node, and the nodes are unknown"
                                : "it needs every rank on one node";
     if (algo.needs.element_in_slot) {
         const std::size_t per_slot =
-            call.element_bytes * (algo.collective == Collective::reduce_scatter_block ? std::size_t(call.comm_size) : 1);
-        if (per_slot > ShmComm::kSlotBytes) return "an element (one per rank for reduce_scatter_block) is larger than a 32 KiB slot";
+            call.element_bytes *
+            (algo.collective == Collective::reduce_scatter_block ? std::size_t(call.comm_size) : 1);
+        if (per_slot > ShmComm::kSlotBytes)
+            return "an element (one per rank for reduce_scatter_block) is larger than a 32 KiB slot";
     }
     if (algo.needs.segment && !call.segment) return kNoSegment;
     return std::nullopt;

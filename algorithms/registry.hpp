@@ -62,11 +62,11 @@ struct Reads {
 // The facts about a call that every rank shares (so every rank decides alike).
 struct CallShape {
     int comm_size;
-    std::size_t bytes; // the collective's message size (see message_bytes in entry.cpp)
-    bool commutative;  // reductions; true otherwise
-    int nodes = 0;     // nodes the communicator spans; 0: unknown
-    int ranks_per_node = 0; // the most ranks on one node; 0: unknown
-    bool segment = true;    // the communicator has a shared-memory segment (or may make one now)
+    std::size_t bytes;             // the collective's message size (see message_bytes in entry.cpp)
+    bool commutative;              // reductions; true otherwise
+    int nodes = 0;                 // nodes the communicator spans; 0: unknown
+    int ranks_per_node = 0;        // the most ranks on one node; 0: unknown
+    bool segment = true;           // the communicator has a shared-memory segment (or may make one now)
     std::size_t element_bytes = 0; // reductions: bytes of one element of the op; 0 otherwise
 };
 
@@ -80,7 +80,7 @@ using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
 using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn>;
 
 struct Algorithm {
-    std::string_view name;    // user-facing, e.g. in coll_loom_allreduce_algorithm
+    std::string_view name; // user-facing, e.g. in coll_loom_allreduce_algorithm
     Collective collective;
     std::string_view summary; // one line for tools and docs
     std::string_view cost;    // steps and bytes sent per rank; P ranks, S the message size

@@ -110,8 +110,7 @@ void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
         const int send_block = mod(r - step, P);
         const int recv_block = mod(r - step - 1, P);
         // Our own block enters the ring as raw input; later blocks are partial sums.
-        const std::byte* send_from =
-            (step == 0 && !args.in_place() ? input : data) + offset_of(send_block);
+        const std::byte* send_from = (step == 0 && !args.in_place() ? input : data) + offset_of(send_block);
         std::byte* target = data + offset_of(recv_block);
         if (args.in_place()) {
             exchange(send_from, send_block, incoming.get(), recv_block);
@@ -209,8 +208,12 @@ void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArg
         const int send_block = rs ? mod(r - step, P) : mod(r + 1 - step, P);
         const int recv_block = rs ? mod(r - step - 1, P) : mod(r - step, P);
         auto len = [&](int b) { return first < blocks.length(b) ? std::min(seg, blocks.length(b) - first) : 0; };
-        return Unit{rs, rs && step == 0, blocks.begin(send_block) + first, len(send_block),
-                    blocks.begin(recv_block) + first, len(recv_block)};
+        return Unit{rs,
+                    rs && step == 0,
+                    blocks.begin(send_block) + first,
+                    len(send_block),
+                    blocks.begin(recv_block) + first,
+                    len(recv_block)};
     };
 
     // In place the result buffer holds the input, so partial sums arrive in two alternating

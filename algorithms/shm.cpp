@@ -1,6 +1,5 @@
 #include "shm.hpp"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -31,7 +30,8 @@ std::size_t ShmComm::small_slot_bytes(std::size_t slot_bytes)
 std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
 {
     const std::size_t slots = std::size_t(size) + 1;
-    return kLine * slots + std::size_t(kLargeRegions) * slots * slot_bytes + std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
+    return kLine * slots + std::size_t(kLargeRegions) * slots * slot_bytes +
+           std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
 }
 
 ShmComm::ShmComm(std::unique_ptr<ShmSegment> segment, int rank, int size, std::size_t slot_bytes)
@@ -45,8 +45,7 @@ ShmComm::~ShmComm() { SegmentPool::instance().give(std::move(segment_)); }
 ShmComm::ShmComm(std::byte* base, int rank, int size, std::size_t slot_bytes)
     : base_(base), rank_(rank), size_(size), slot_bytes_(slot_bytes), small_slot_bytes_(small_slot_bytes(slot_bytes)),
       oversubscribed_(long(size) > sysconf(_SC_NPROCESSORS_ONLN)), seen_(new std::uint64_t[std::size_t(size)]())
-{
-}
+{}
 
 std::uint64_t& ShmComm::counter(int rank) const
 {
@@ -205,7 +204,8 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
         if (const std::size_t n = piece(me, off)) mem.copy(shm.slot(region, me), mine + off, n);
         shm.sync();
         for (int q = 0; q < shm.size(); ++q)
-            if (const std::size_t n = q == me ? 0 : piece(q, off)) mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
+            if (const std::size_t n = q == me ? 0 : piece(q, off))
+                mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
         shm.publish();
         shm.end_chunk(region);
     }
@@ -219,7 +219,8 @@ void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args)
 
 void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args)
 {
-    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, args.root);
+    reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count,
+                  args.root);
 }
 
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args)
@@ -234,7 +235,8 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
         const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
         const int region = shm.begin_chunk(chunk);
         std::byte* slot = shm.slot(region, me);
-        for (int j = 0; j < P; ++j) mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
+        for (int j = 0; j < P; ++j)
+            mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
         shm.sync();
         // In place, this overwrites block 0's elements [off, off + n): already copied in.
         std::byte* dst = out + off * es;

@@ -77,7 +77,10 @@ public:
     std::size_t small_slot_bytes() const { return small_slot_bytes_; }
     // The chunk size of a call that puts at most `bytes` in any one slot: the small slot if
     // it fits, else slot_bytes. Every rank must ask with the same bytes.
-    std::size_t chunk_bytes(std::size_t bytes) const { return bytes <= small_slot_bytes_ ? small_slot_bytes_ : slot_bytes_; }
+    std::size_t chunk_bytes(std::size_t bytes) const
+    {
+        return bytes <= small_slot_bytes_ ? small_slot_bytes_ : slot_bytes_;
+    }
 
     // Called while waiting (MPI progress); set per call, since the transport is per call.
     using ProgressFn = void (*)(void* ctx);

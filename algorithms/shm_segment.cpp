@@ -35,8 +35,10 @@ std::unique_ptr<ShmSegment> ShmSegment::create(std::size_t bytes, std::string& e
     std::byte* data = nullptr;
     // posix_fallocate reserves the pages now: a full tmpfs fails here, not with SIGBUS later.
     const int rc = posix_fallocate(fd, 0, off_t(bytes));
-    if (rc != 0) errno = rc, error = system_error("posix_fallocate", name);
-    else if ((data = map(fd, bytes)) == nullptr) error = system_error("mmap", name);
+    if (rc != 0)
+        errno = rc, error = system_error("posix_fallocate", name);
+    else if ((data = map(fd, bytes)) == nullptr)
+        error = system_error("mmap", name);
     if (data == nullptr) {
         close(fd);
         return nullptr;
@@ -57,8 +59,10 @@ std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string& name, std::siz
     }
     struct stat st {};
     std::byte* data = nullptr;
-    if (fstat(fd, &st) != 0 || std::size_t(st.st_size) < bytes) error = "segment " + name + " is smaller than expected";
-    else if ((data = map(fd, bytes)) == nullptr) error = system_error("mmap", name);
+    if (fstat(fd, &st) != 0 || std::size_t(st.st_size) < bytes)
+        error = "segment " + name + " is smaller than expected";
+    else if ((data = map(fd, bytes)) == nullptr)
+        error = system_error("mmap", name);
     close(fd);
     if (data == nullptr) return nullptr;
     return std::unique_ptr<ShmSegment>(new ShmSegment(name, data, bytes, -1, false));

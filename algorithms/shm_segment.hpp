@@ -67,8 +67,7 @@ public:
 private:
     ShmSegment(std::string name, std::byte* data, std::size_t bytes, int fd, bool creator)
         : name_(std::move(name)), data_(data), bytes_(bytes), fd_(fd), creator_(creator)
-    {
-    }
+    {}
     std::string name_;
     std::byte* data_;
     std::size_t bytes_;

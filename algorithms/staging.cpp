@@ -139,7 +139,8 @@ struct Pieces {
         : counts(counts_in, counts_in + P), start(std::size_t(P), 0)
     {
         const std::size_t seg = requested != 0 ? requested : kDefaultStagingSegment;
-        const std::size_t piece_bytes = std::max((seg + std::size_t(P) - 1) / std::size_t(P), std::min<std::size_t>(seg, 16 << 10));
+        const std::size_t piece_bytes =
+            std::max((seg + std::size_t(P) - 1) / std::size_t(P), std::min<std::size_t>(seg, 16 << 10));
         q = std::max<std::size_t>(1, piece_bytes / std::max<std::size_t>(unit, 1));
         std::size_t largest = 0;
         for (int b = 0; b < P; ++b) {
@@ -257,8 +258,9 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         // Segment i: piece i of every block; this rank's piece goes to its place in the slot,
         // the algorithm runs in place there, and every piece goes to its place in rbuf.
         const Pieces pieces(call.counts, P, 1, call.staging_bytes);
-        const auto* own = call.sbuf != nullptr ? static_cast<const std::byte*>(call.sbuf)
-                                               : static_cast<const std::byte*>(call.rbuf) + pieces.start[std::size_t(rank)];
+        const auto* own = call.sbuf != nullptr
+                              ? static_cast<const std::byte*>(call.sbuf)
+                              : static_cast<const std::byte*>(call.rbuf) + pieces.start[std::size_t(rank)];
         auto* dst = static_cast<std::byte*>(call.rbuf);
         stage_pipeline(
             copier, pieces.segments, pieces.slot_units,
@@ -287,8 +289,10 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         auto move = [&](std::size_t i, std::byte* slot, const PostCopy& post, bool in) {
             const std::size_t len = pieces.length(i, 0);
             for (int b = 0; b < P; ++b) {
-                if (in) post(slot + std::size_t(b) * len, src + pieces.source(i, b), len);
-                else post(dst + pieces.source(i, b), slot + std::size_t(b) * len, len);
+                if (in)
+                    post(slot + std::size_t(b) * len, src + pieces.source(i, b), len);
+                else
+                    post(dst + pieces.source(i, b), slot + std::size_t(b) * len, len);
             }
         };
         stage_pipeline(

@@ -36,7 +36,7 @@ typedef struct mca_coll_loom_component_t {
      * own choice). A forced algorithm that cannot serve a call, or does not exist, makes
      * loom decline the call. */
     char *forced[LOOM_COLL_COUNT];
-    size_t segment_size; /* coll_loom_segment_size, for pipelined algorithms */
+    size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
                                at the Nth call loom's rules would serve with one */
@@ -54,17 +54,17 @@ typedef struct mca_coll_loom_component_t {
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
 /* Applies X(name) to every collective loom implements (the names of Open MPI's coll slots). */
-#define LOOM_FOR_EACH_COLLECTIVE(X)                                                          \
-    X(allgather) X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce)        \
-    X(reduce_scatter) X(reduce_scatter_block)
+#define LOOM_FOR_EACH_COLLECTIVE(X) \
+    X(allgather)                    \
+    X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)
 
 /* Per-communicator module: the previous component's function and module for every
  * collective loom implements, so loom can hand a call on. */
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
     struct {
-#define PREVIOUS(name)                                                                         \
-    mca_coll_base_module_##name##_fn_t name;                                                  \
+#define PREVIOUS(name)                       \
+    mca_coll_base_module_##name##_fn_t name; \
     mca_coll_base_module_t *name##_module;
         LOOM_FOR_EACH_COLLECTIVE(PREVIOUS)
 #undef PREVIOUS
@@ -123,8 +123,7 @@ typedef struct loom_mpi_call {
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
  * rank (coll_loom_call.c). An OMPI error code. */
-int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
-                        mca_coll_loom_module_t *module);
+int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
 /* Calls the previous component's function for `call` (coll_loom_entry.c). */
 int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
@@ -168,10 +167,10 @@ int loom_pml_transport_fini(loom_pml_transport_t *t);
  * laid end to end. */
 typedef struct loom_reduce_plan {
     loom_reduction_t reduction;
-    const char *kernel; /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
+    const char *kernel;    /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
     int ompi_kernel_wrong; /* 1: Open MPI's own kernel gets (op, dtype) wrong (4.1's AVX SUM
                               saturates 8- and 16-bit integers): never hand it on by a rule */
-    int holes;          /* 1: the datatype has holes: the algorithm runs on a dense copy
+    int holes;             /* 1: the datatype has holes: the algorithm runs on a dense copy
                            (loom_copy_elements) and the holes of the user's buffer are never
                            written */
     /* context of the ompi_op_reduce adapter */
@@ -180,8 +179,8 @@ typedef struct loom_reduce_plan {
 } loom_reduce_plan_t;
 
 /* Returns 1 and fills *plan if loom can reduce with (dtype, op), else 0 with *why set. */
-int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                        loom_reduce_plan_t *plan, const char **why);
+int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduce_plan_t *plan,
+                        const char **why);
 
 /* Copies n instances of dtype between two buffers of the same layout (the type map's bytes
  * only). */

@@ -29,27 +29,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t block_count(const loom_buffer_t *b, int i)
-{
-    return NULL != b->counts ? (size_t) b->counts[i] : b->count;
-}
+static size_t block_count(const loom_buffer_t *b, int i) { return NULL != b->counts ? (size_t)b->counts[i] : b->count; }
 
 static ptrdiff_t block_displ(const loom_buffer_t *b, int i)
 {
-    return NULL != b->displs ? b->displs[i] : (ptrdiff_t) i * (ptrdiff_t) b->count;
+    return NULL != b->displs ? b->displs[i] : (ptrdiff_t)i * (ptrdiff_t)b->count;
 }
 
 static size_t total_instances(const loom_buffer_t *b)
 {
     size_t n = 0;
-    for (int i = 0; i < b->blocks; ++i) n += (size_t) block_count(b, i);
+    for (int i = 0; i < b->blocks; ++i) n += (size_t)block_count(b, i);
     return n;
 }
 
-static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_t *dtype, size_t count,
-                       int read, int written)
+static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_t *dtype, size_t count, int read,
+                       int written)
 {
-    b->user = (void *) user;
+    b->user = (void *)user;
     b->dtype = dtype;
     b->blocks = 1;
     b->count = count;
@@ -66,7 +63,7 @@ static int dense_in_place(const loom_buffer_t *b)
     ptrdiff_t next = 0;
     for (int i = 0; i < b->blocks; ++i) {
         if (block_displ(b, i) != next) return 0;
-        next += (ptrdiff_t) block_count(b, i);
+        next += (ptrdiff_t)block_count(b, i);
     }
     return loom_dense_run(b->dtype, total_instances(b));
 }
@@ -77,15 +74,15 @@ static char *dense_start(const loom_buffer_t *b)
     if (NULL == b->user) return NULL;
     ptrdiff_t true_lb, true_extent;
     loom_type_true_extent(b->dtype, &true_lb, &true_extent);
-    return (char *) b->user + true_lb;
+    return (char *)b->user + true_lb;
 }
 
 /* ---- describing a call ---- */
 
 static int ensure_counts(loom_glue_call_t *c, int size)
 {
-    if ((size_t) size > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
-        c->counts = malloc((size_t) size * sizeof(size_t));
+    if ((size_t)size > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
+        c->counts = malloc((size_t)size * sizeof(size_t));
         if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
     }
     c->core.counts = c->counts;
@@ -96,7 +93,7 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
 {
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    size_t total = (size_t) m->count;
+    size_t total = (size_t)m->count;
     int in_place = MPI_IN_PLACE == m->sbuf, has_result = 1;
     switch (m->coll) {
     case LOOM_COLL_ALLREDUCE:
@@ -116,8 +113,8 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
         for (int i = 0; i < size; ++i) {
             const int n = NULL != m->counts ? m->counts[i] : m->count;
             if (n < 0) return "negative count";
-            c->counts[i] = (size_t) n;
-            total += (size_t) n;
+            c->counts[i] = (size_t)n;
+            total += (size_t)n;
         }
         c->result_count = c->counts[rank];
         break;
@@ -135,8 +132,7 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
     return NULL;
 }
 
-static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_communicator_t *comm,
-                                          int *rc)
+static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
 {
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
@@ -145,18 +141,16 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
     case LOOM_COLL_BCAST: {
         if (m->count < 0) return "negative count";
         const int root = rank == m->root;
-        c->core.count = (size_t) m->count * loom_type_size(m->dtype);
+        c->core.count = (size_t)m->count * loom_type_size(m->dtype);
         c->core.root = m->root;
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE,
-                   !root);
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
         return NULL;
     }
     case LOOM_COLL_ALLTOALL:
         if (m->count < 0) return "negative count";
-        c->core.count = (size_t) m->count * loom_type_size(m->dtype);
-        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t) size * (size_t) m->scount,
-                                  LOOM_READ_ALL, 0);
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) size * (size_t) m->count,
+        c->core.count = (size_t)m->count * loom_type_size(m->dtype);
+        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)size * (size_t)m->scount, LOOM_READ_ALL, 0);
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count,
                    in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
         return NULL;
     case LOOM_COLL_ALLGATHER:
@@ -167,28 +161,26 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         for (int i = 0; i < size; ++i) {
             const int n = NULL != m->counts ? m->counts[i] : m->count;
             if (n < 0) return "negative count";
-            c->counts[i] = (size_t) n * type_size;
+            c->counts[i] = (size_t)n * type_size;
         }
-        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t) m->scount, LOOM_READ_ALL, 0);
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t) m->count, in_place ? rank : LOOM_READ_NONE, 1);
+        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, in_place ? rank : LOOM_READ_NONE, 1);
         c->recv.blocks = size;
         c->recv.counts = m->counts;
         c->recv.displs = m->displs;
         return NULL;
     }
-    default: /* barrier */
-        return NULL;
+    default: /* barrier */ return NULL;
     }
 }
 
 static int is_reduction(loom_coll_t coll)
 {
-    return LOOM_COLL_ALLREDUCE == coll || LOOM_COLL_REDUCE == coll ||
-           LOOM_COLL_REDUCE_SCATTER == coll || LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
+    return LOOM_COLL_ALLREDUCE == coll || LOOM_COLL_REDUCE == coll || LOOM_COLL_REDUCE_SCATTER == coll ||
+           LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
 }
 
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi,
-                          struct ompi_communicator_t *comm, int *rc)
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
 {
     *rc = OMPI_SUCCESS;
     c->mpi = mpi;
@@ -241,7 +233,7 @@ static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
     for (int i = 0; i < b->blocks; ++i) {
         const size_t n = block_count(b, i);
         if (LOOM_READ_ALL == b->read || i == b->read) {
-            int rc = loom_pack((char *) b->user + block_displ(b, i) * extent, n, b->dtype, v->data + offset);
+            int rc = loom_pack((char *)b->user + block_displ(b, i) * extent, n, b->dtype, v->data + offset);
             if (OMPI_SUCCESS != rc) return rc;
         }
         offset += n * type_size;
@@ -257,7 +249,7 @@ static int movement_view_out(const loom_view_t *v, const loom_buffer_t *b)
     size_t offset = 0;
     for (int i = 0; i < b->blocks; ++i) {
         const size_t n = block_count(b, i);
-        int rc = loom_unpack(v->data + offset, (char *) b->user + block_displ(b, i) * extent, n, b->dtype);
+        int rc = loom_unpack(v->data + offset, (char *)b->user + block_displ(b, i) * extent, n, b->dtype);
         if (OMPI_SUCCESS != rc) return rc;
         offset += n * type_size;
     }
@@ -278,7 +270,7 @@ int loom_views_in(loom_glue_call_t *c)
      * on a rank with no result (a non-root of reduce), with it as its send buffer. */
     const loom_buffer_t *in = NULL != c->send.user ? &c->send : &c->recv;
     const size_t n = in->count;
-    const size_t bytes = n * (size_t) loom_type_extent(in->dtype);
+    const size_t bytes = n * (size_t)loom_type_extent(in->dtype);
     loom_view_t *v = &c->views[1];
     v->data = v->scratch = calloc(bytes > 0 ? bytes : 1, 1);
     if (NULL == v->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -308,13 +300,13 @@ static void span_of(const loom_buffer_t *b, ptrdiff_t *start, size_t *bytes)
         const size_t n = block_count(b, i);
         if (0 == n) continue;
         const ptrdiff_t first = block_displ(b, i) * extent + true_lb;
-        const ptrdiff_t last = first + true_extent + (ptrdiff_t) (n - 1) * extent;
+        const ptrdiff_t last = first + true_extent + (ptrdiff_t)(n - 1) * extent;
         if (!any || first < lo) lo = first;
         if (!any || last > hi) hi = last;
         any = 1;
     }
     *start = lo;
-    *bytes = any ? (size_t) (hi - lo) : 0;
+    *bytes = any ? (size_t)(hi - lo) : 0;
 }
 
 static int host_copy_in(loom_host_copy_t *h, loom_buffer_t *b)
@@ -325,8 +317,7 @@ static int host_copy_in(loom_host_copy_t *h, loom_buffer_t *b)
     if (NULL == h->host) return OMPI_ERR_OUT_OF_RESOURCE;
     h->user = b->user;
     b->user = h->host - h->start;
-    return 0 == loom_device_copy(h->host, (const char *) h->user + h->start, h->bytes) ? OMPI_SUCCESS
-                                                                                       : OMPI_ERROR;
+    return 0 == loom_device_copy(h->host, (const char *)h->user + h->start, h->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 int loom_host_copies_in(loom_glue_call_t *c)
@@ -348,5 +339,5 @@ int loom_host_copies_out(loom_glue_call_t *c)
 {
     const loom_host_copy_t *h = &c->copies[1];
     if (NULL == h->user || !c->recv.written) return OMPI_SUCCESS;
-    return 0 == loom_device_copy((char *) h->user + h->start, h->host, h->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
+    return 0 == loom_device_copy((char *)h->user + h->start, h->host, h->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
 }

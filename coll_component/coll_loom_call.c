@@ -54,33 +54,34 @@ static int first_time(mca_coll_loom_module_t *module, loom_coll_t coll, const ch
  * shm bcast's time. Only MPI_THREAD_MULTIPLE needs it. */
 static inline void count_call(unsigned long long *counter)
 {
-    if (ompi_mpi_thread_multiple) __atomic_fetch_add(counter, 1ULL, __ATOMIC_RELAXED);
-    else ++*counter;
+    if (ompi_mpi_thread_multiple)
+        __atomic_fetch_add(counter, 1ULL, __ATOMIC_RELAXED);
+    else
+        ++*counter;
 }
 
-static void note_served(const loom_call_t *call, struct ompi_communicator_t *comm,
-                        mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
+static void note_served(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const char *algorithm, const char *rule)
 {
     count_call(&mca_coll_loom_component.served[call->coll]);
-    const int first = mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) &&
-                      first_time(module, call->coll, algorithm);
+    const int first =
+        mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) && first_time(module, call->coll, algorithm);
     if (!first && mca_coll_loom_component.verbose < 2) return;
     /* The options it ran with, as `loom-rules explain` prints them. */
     char options[160];
-    loom_choice_options(call, mca_coll_loom_component.segment_size,
-                        mca_coll_loom_component.pat_buffer_size, options, sizeof(options));
+    loom_choice_options(call, mca_coll_loom_component.segment_size, mca_coll_loom_component.pat_buffer_size, options,
+                        sizeof(options));
     const size_t bytes = loom_message_bytes(call, ompi_comm_size(comm));
     if (first)
         opal_output(mca_coll_loom_component.output,
                     "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s, options: %s",
-                    loom_coll_name(call->coll), comm->c_name, bytes, ompi_comm_size(comm), algorithm,
-                    rule, options);
+                    loom_coll_name(call->coll), comm->c_name, bytes, ompi_comm_size(comm), algorithm, rule, options);
     if (mca_coll_loom_component.verbose >= 2)
         opal_output_verbose(2, mca_coll_loom_component.output,
                             "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s, chosen by %s, "
                             "options: %s (segment %s)",
-                            loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm),
-                            ompi_comm_size(comm), bytes, algorithm, rule, options,
+                            loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), bytes,
+                            algorithm, rule, options,
                             LOOM_SEGMENT_READY == call->segment     ? "ready"
                             : LOOM_SEGMENT_NOT_YET == call->segment ? "not-yet"
                                                                     : "none");
@@ -90,9 +91,8 @@ static void note_declined(loom_coll_t coll, struct ompi_communicator_t *comm, co
 {
     count_call(&mca_coll_loom_component.declined[coll]);
     opal_output_verbose(2, mca_coll_loom_component.output,
-                        "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s",
-                        loom_coll_name(coll), comm->c_name, ompi_comm_rank(comm),
-                        ompi_comm_size(comm), why);
+                        "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s", loom_coll_name(coll),
+                        comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), why);
 }
 
 /* ---- choose ---- */
@@ -119,8 +119,8 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
 }
 
 /* The algorithm for `call` (coll_loom_<coll>_algorithm, else the rules), or NULL and *why. */
-static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm,
-                          mca_coll_loom_module_t *module, const char **why, const char **rule)
+static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                          const char **why, const char **rule)
 {
     void *rules = mca_coll_loom_rules(comm, module);
     if (NULL == rules) {
@@ -184,8 +184,8 @@ static int is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == lo
 
 /* Hands the call on: as it is, or for device buffers on host copies (this Open MPI cannot
  * read device memory). */
-static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm,
-                   mca_coll_loom_module_t *module, const char *why)
+static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                   const char *why)
 {
     note_declined(c->mpi->coll, comm, why);
     int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
@@ -195,8 +195,7 @@ static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *
     return rc;
 }
 
-int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
-                        mca_coll_loom_module_t *module)
+int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     loom_glue_call_t c;
     int rc;

@@ -15,7 +15,7 @@ enum { LOOM_READ_NONE = -1, LOOM_READ_ALL = -2 /* >= 0: that block only */ };
 /* One buffer of a call on this rank, as MPI describes it: `blocks` blocks, block i being
  * counts[i] (or `count`) instances of dtype at user + displs[i] (or i x count) extents. */
 typedef struct loom_buffer {
-    void *user;        /* the user's buffer, or its host copy; NULL: none on this rank */
+    void *user; /* the user's buffer, or its host copy; NULL: none on this rank */
     struct ompi_datatype_t *dtype;
     int blocks;
     size_t count;
@@ -45,11 +45,11 @@ typedef struct loom_host_copy {
 typedef struct loom_glue_call {
     const loom_mpi_call_t *mpi; /* as received, or on_host once host copies are made */
     loom_mpi_call_t on_host;    /* the call on the host copies of its device buffers */
-    loom_call_t core;     /* what the core sees */
-    int dense;            /* 1: every buffer is used where it is, no dense copy (core's buffers
+    loom_call_t core;           /* what the core sees */
+    int dense;                  /* 1: every buffer is used where it is, no dense copy (core's buffers
                              are set by loom_describe) */
     loom_buffer_t send, recv;
-    size_t result_count;  /* reductions: elements of the result in recv (reduce_scatter: this
+    size_t result_count; /* reductions: elements of the result in recv (reduce_scatter: this
                              rank's block; in place the buffer holds more) */
     loom_reduce_plan_t plan;
     size_t inline_counts[64];
@@ -61,8 +61,7 @@ typedef struct loom_glue_call {
 /* Describes mpi on comm into c (coll_loom_buffers.c): core call, buffers, reduction plan.
  * Returns NULL, or why loom cannot serve it (the same on every rank); *rc an error code if
  * memory ran out. Release with loom_call_fini. */
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi,
-                          struct ompi_communicator_t *comm, int *rc);
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc);
 void loom_call_free(loom_glue_call_t *c);
 static inline void loom_call_fini(loom_glue_call_t *c)
 {

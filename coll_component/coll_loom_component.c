@@ -15,20 +15,21 @@ static int loom_open(void);
 static int loom_close(void);
 
 mca_coll_loom_component_t mca_coll_loom_component = {
-    .super = {
-        .collm_version = {
-            LOOM_COLL_BASE_VERSION,
-            .mca_component_name = "loom",
-            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
-                                  OMPI_RELEASE_VERSION),
-            .mca_open_component = loom_open,
-            .mca_close_component = loom_close,
-            .mca_register_component_params = loom_register,
+    .super =
+        {
+            .collm_version =
+                {
+                    LOOM_COLL_BASE_VERSION,
+                    .mca_component_name = "loom",
+                    MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),
+                    .mca_open_component = loom_open,
+                    .mca_close_component = loom_close,
+                    .mca_register_component_params = loom_register,
+                },
+            .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .collm_init_query = mca_coll_loom_init_query,
+            .collm_comm_query = mca_coll_loom_comm_query,
         },
-        .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
-        .collm_init_query = mca_coll_loom_init_query,
-        .collm_comm_query = mca_coll_loom_comm_query,
-    },
     .priority = 40,
     .verbose = 0,
     .output = -1,
@@ -42,21 +43,19 @@ mca_coll_loom_component_t mca_coll_loom_component = {
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
-    (void) obj;
-    *(unsigned long long *) value = __atomic_load_n((unsigned long long *) pvar->ctx, __ATOMIC_RELAXED);
+    (void)obj;
+    *(unsigned long long *)value = __atomic_load_n((unsigned long long *)pvar->ctx, __ATOMIC_RELAXED);
     return OPAL_SUCCESS;
 }
 
-static void register_counter(const char *coll, const char *what, const char *desc,
-                             unsigned long long *counter)
+static void register_counter(const char *coll, const char *what, const char *desc, unsigned long long *counter)
 {
     char name[64];
     snprintf(name, sizeof(name), "%s_%s", coll, what);
-    (void) mca_base_component_pvar_register(
-        &mca_coll_loom_component.super.collm_version, name, desc, OPAL_INFO_LVL_4,
-        MPI_T_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MPI_T_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        read_counter, NULL, NULL, counter);
+    (void)mca_base_component_pvar_register(
+        &mca_coll_loom_component.super.collm_version, name, desc, OPAL_INFO_LVL_4, MPI_T_PVAR_CLASS_COUNTER,
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MPI_T_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL, counter);
 }
 
 static int loom_register(void)
@@ -64,7 +63,7 @@ static int loom_register(void)
     mca_base_component_t *c = &mca_coll_loom_component.super.collm_version;
 
     mca_coll_loom_component.priority = 40;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "priority",
         "Priority of the loom coll component. It must be above the components loom falls back "
         "to (tuned is 30), or their functions are not yet in place when loom is enabled",
@@ -72,33 +71,32 @@ static int loom_register(void)
         &mca_coll_loom_component.priority);
 
     mca_coll_loom_component.verbose = 0;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "verbose",
         "Verbosity of loom: 0 silent, 1 one line per communicator loom is enabled on, "
         "2 also one line per collective call (the algorithm that served it, or why loom "
         "declined it)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &mca_coll_loom_component.verbose);
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.verbose);
 
     mca_coll_loom_component.segment_size = 256 * 1024;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "segment_size",
         "Bytes per segment for loom's pipelined algorithms (ring_pipelined); 0 lets each "
         "algorithm use its own default",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.segment_size);
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_loom_component.segment_size);
 
     mca_coll_loom_component.pat_buffer_size = 1024 * 1024;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "pat_buffer_size",
         "Bytes of intermediate buffer PAT may use per call (send and receive staging, and "
         "reduce-scatter accumulators). It bounds PAT's aggregation: a message carries at most "
         "as many blocks as fit, and blocks larger than the buffer travel in pieces",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.pat_buffer_size);
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_loom_component.pat_buffer_size);
 
     mca_coll_loom_component.shm_min_calls = 16;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "shm_min_calls",
         "A communicator whose ranks share a node gets loom's shared-memory segment (for the shm "
         "algorithms) at the Nth call loom's rules would serve with it; the calls before are "
@@ -109,7 +107,7 @@ static int loom_register(void)
         &mca_coll_loom_component.shm_min_calls);
 
     mca_coll_loom_component.shm_pool = 4;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "shm_pool",
         "Shared-memory segments of freed communicators each process keeps for reuse by the next "
         "communicators (a segment is reused only once every rank that used it freed its "
@@ -119,7 +117,7 @@ static int loom_register(void)
         &mca_coll_loom_component.shm_pool);
 
     mca_coll_loom_component.shm_max_mib = 1024;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "shm_max_mib",
         "The largest shared-memory segment loom sets up for a communicator, in MiB (a segment "
         "takes about 192 KiB per rank); a communicator that would need more gets none, and its "
@@ -129,16 +127,15 @@ static int loom_register(void)
         &mca_coll_loom_component.shm_max_mib);
 
     mca_coll_loom_component.rules_path = NULL;
-    (void) mca_base_component_var_register(
+    (void)mca_base_component_var_register(
         c, "rules",
         "Path of a loom rule file (see selection_rules/RULES.md). Its rules are consulted "
         "before loom's built-in defaults; a file with errors is reported and not used",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_path);
     mca_coll_loom_component.rules_strict = 0;
-    (void) mca_base_component_var_register(
-        c, "rules_strict",
-        "1: a rule file with errors aborts the job at MPI_Init instead of being ignored",
+    (void)mca_base_component_var_register(
+        c, "rules_strict", "1: a rule file with errors aborts the job at MPI_Init instead of being ignored",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_strict);
 
@@ -146,9 +143,9 @@ static int loom_register(void)
     static char names[LOOM_COLL_COUNT][64];
     static char helps[LOOM_COLL_COUNT][512];
     for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
-        const char *coll = loom_coll_name((loom_coll_t) i);
+        const char *coll = loom_coll_name((loom_coll_t)i);
         char algorithms[256];
-        loom_algorithm_names((loom_coll_t) i, algorithms, sizeof(algorithms));
+        loom_algorithm_names((loom_coll_t)i, algorithms, sizeof(algorithms));
         snprintf(names[i], sizeof(names[i]), "%s_algorithm", coll);
         snprintf(helps[i], sizeof(helps[i]),
                  "Force loom's %s algorithm: one of %s; empty for loom's own choice. A forced "
@@ -158,14 +155,12 @@ static int loom_register(void)
         mca_coll_loom_component.forced[i] = NULL;
         /* Settable through MPI_T (MPI_T_cvar_write), so tools and tests can switch
          * algorithms inside one job; every rank must set the same value between calls. */
-        (void) mca_base_component_var_register(c, names[i], helps[i], MCA_BASE_VAR_TYPE_STRING,
-                                               NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-                                               MCA_BASE_VAR_SCOPE_LOCAL,
-                                               &mca_coll_loom_component.forced[i]);
+        (void)mca_base_component_var_register(c, names[i], helps[i], MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                              MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+                                              &mca_coll_loom_component.forced[i]);
         register_counter(coll, "served", "Calls of this collective that loom ran itself",
                          &mca_coll_loom_component.served[i]);
-        register_counter(coll, "declined",
-                         "Calls of this collective that loom handed to the previous component",
+        register_counter(coll, "declined", "Calls of this collective that loom handed to the previous component",
                          &mca_coll_loom_component.declined[i]);
     }
     return OMPI_SUCCESS;
@@ -178,14 +173,14 @@ static void check_forced_algorithms(void)
 {
     for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
         const char *name = mca_coll_loom_component.forced[i];
-        if (NULL == name || '\0' == name[0] || loom_algorithm_exists((loom_coll_t) i, name)) continue;
+        if (NULL == name || '\0' == name[0] || loom_algorithm_exists((loom_coll_t)i, name)) continue;
         char algorithms[256];
-        loom_algorithm_names((loom_coll_t) i, algorithms, sizeof(algorithms));
+        loom_algorithm_names((loom_coll_t)i, algorithms, sizeof(algorithms));
         opal_output(0,
                     "coll:loom: error: MCA parameter coll_loom_%s_algorithm=\"%s\" names no %s "
                     "algorithm (valid: %s); loom will hand every %s to the next component",
-                    loom_coll_name((loom_coll_t) i), name, loom_coll_name((loom_coll_t) i),
-                    algorithms, loom_coll_name((loom_coll_t) i));
+                    loom_coll_name((loom_coll_t)i), name, loom_coll_name((loom_coll_t)i), algorithms,
+                    loom_coll_name((loom_coll_t)i));
     }
 }
 
@@ -214,7 +209,7 @@ static int loom_open(void)
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     check_forced_algorithms();
     load_rules();
-    loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t) mca_coll_loom_component.shm_pool : 0);
+    loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);
     mca_coll_loom_publish_place();
     return OMPI_SUCCESS;
 }

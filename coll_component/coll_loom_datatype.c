@@ -25,10 +25,18 @@
  * Going through Open MPI's own table covers every alias Open MPI maps to a class by size:
  * MPI_CHAR, MPI_SIGNED_CHAR, MPI_SHORT, MPI_INTEGER1/2, MPI_CHARACTER, MPI_LOGICAL1, MPI_BYTE
  * and the rest, so loom serves exactly the (type, op) pairs Open MPI accepts. */
-#define SIGNED_OF(bytes) ((bytes) == 1 ? LOOM_TYPE_INT8 : (bytes) == 2 ? LOOM_TYPE_INT16 \
-                          : (bytes) == 4 ? LOOM_TYPE_INT32 : (bytes) == 8 ? LOOM_TYPE_INT64 : -1)
-#define UNSIGNED_OF(bytes) ((bytes) == 1 ? LOOM_TYPE_UINT8 : (bytes) == 2 ? LOOM_TYPE_UINT16 \
-                            : (bytes) == 4 ? LOOM_TYPE_UINT32 : (bytes) == 8 ? LOOM_TYPE_UINT64 : -1)
+#define SIGNED_OF(bytes)              \
+    ((bytes) == 1   ? LOOM_TYPE_INT8  \
+     : (bytes) == 2 ? LOOM_TYPE_INT16 \
+     : (bytes) == 4 ? LOOM_TYPE_INT32 \
+     : (bytes) == 8 ? LOOM_TYPE_INT64 \
+                    : -1)
+#define UNSIGNED_OF(bytes)             \
+    ((bytes) == 1   ? LOOM_TYPE_UINT8  \
+     : (bytes) == 2 ? LOOM_TYPE_UINT16 \
+     : (bytes) == 4 ? LOOM_TYPE_UINT32 \
+     : (bytes) == 8 ? LOOM_TYPE_UINT64 \
+                    : -1)
 static int loom_type_of(int op_type)
 {
     switch (op_type) {
@@ -53,8 +61,7 @@ static int loom_type_of(int op_type)
     case OMPI_OP_BASE_TYPE_REAL4: return LOOM_TYPE_FLOAT;
     case OMPI_OP_BASE_TYPE_REAL8: return LOOM_TYPE_DOUBLE;
     case OMPI_OP_BASE_TYPE_REAL: return 4 == OMPI_SIZEOF_FORTRAN_REAL ? LOOM_TYPE_FLOAT : -1;
-    case OMPI_OP_BASE_TYPE_DOUBLE_PRECISION:
-        return 8 == OMPI_SIZEOF_FORTRAN_DOUBLE_PRECISION ? LOOM_TYPE_DOUBLE : -1;
+    case OMPI_OP_BASE_TYPE_DOUBLE_PRECISION: return 8 == OMPI_SIZEOF_FORTRAN_DOUBLE_PRECISION ? LOOM_TYPE_DOUBLE : -1;
     case OMPI_OP_BASE_TYPE_BOOL: return LOOM_TYPE_BOOL;
     case OMPI_OP_BASE_TYPE_C_FLOAT_COMPLEX: return LOOM_TYPE_FLOAT_COMPLEX;
     case OMPI_OP_BASE_TYPE_C_DOUBLE_COMPLEX: return LOOM_TYPE_DOUBLE_COMPLEX;
@@ -74,10 +81,9 @@ static const struct {
     struct ompi_op_t *op;
     loom_op_t loom_op;
 } predefined_ops[] = {
-    {MPI_SUM, LOOM_OP_SUM},     {MPI_PROD, LOOM_OP_PROD},     {MPI_MIN, LOOM_OP_MIN},
-    {MPI_MAX, LOOM_OP_MAX},     {MPI_LAND, LOOM_OP_LAND},     {MPI_LOR, LOOM_OP_LOR},
-    {MPI_LXOR, LOOM_OP_LXOR},   {MPI_BAND, LOOM_OP_BAND},     {MPI_BOR, LOOM_OP_BOR},
-    {MPI_BXOR, LOOM_OP_BXOR},   {MPI_MINLOC, LOOM_OP_MINLOC}, {MPI_MAXLOC, LOOM_OP_MAXLOC},
+    {MPI_SUM, LOOM_OP_SUM},   {MPI_PROD, LOOM_OP_PROD}, {MPI_MIN, LOOM_OP_MIN},       {MPI_MAX, LOOM_OP_MAX},
+    {MPI_LAND, LOOM_OP_LAND}, {MPI_LOR, LOOM_OP_LOR},   {MPI_LXOR, LOOM_OP_LXOR},     {MPI_BAND, LOOM_OP_BAND},
+    {MPI_BOR, LOOM_OP_BOR},   {MPI_BXOR, LOOM_OP_BXOR}, {MPI_MINLOC, LOOM_OP_MINLOC}, {MPI_MAXLOC, LOOM_OP_MAXLOC},
 };
 
 #define LENGTH(a) (sizeof(a) / sizeof((a)[0]))
@@ -88,8 +94,8 @@ static const struct {
  * must never be handed to Open MPI by a rule. (Its 8- and 16-bit PROD wraps correctly.) */
 static int saturating_in_ompi(loom_op_t op, int type)
 {
-    return op == LOOM_OP_SUM && (type == LOOM_TYPE_INT8 || type == LOOM_TYPE_UINT8 ||
-                                 type == LOOM_TYPE_INT16 || type == LOOM_TYPE_UINT16);
+    return op == LOOM_OP_SUM &&
+           (type == LOOM_TYPE_INT8 || type == LOOM_TYPE_UINT8 || type == LOOM_TYPE_INT16 || type == LOOM_TYPE_UINT16);
 }
 
 /* loom's kernel for the predefined datatype and op, if it has one; *ompi_wrong says whether
@@ -102,7 +108,7 @@ static int own_kernel(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_
     for (size_t o = 0; o < LENGTH(predefined_ops); ++o) {
         if (predefined_ops[o].op == op) {
             *ompi_wrong = saturating_in_ompi(predefined_ops[o].loom_op, type);
-            return loom_find_kernel(predefined_ops[o].loom_op, (loom_type_t) type, out);
+            return loom_find_kernel(predefined_ops[o].loom_op, (loom_type_t)type, out);
         }
     }
     return 0;
@@ -114,12 +120,12 @@ int loom_copy_elements(void *dst, const void *src, size_t n, struct ompi_datatyp
     ptrdiff_t lb, extent;
     ompi_datatype_get_extent(dtype, &lb, &extent);
     while (n > 0) {
-        const int chunk = n > INT32_MAX ? INT32_MAX : (int) n;
-        int rc = ompi_datatype_copy_content_same_ddt(dtype, chunk, dst, (char *) src);
+        const int chunk = n > INT32_MAX ? INT32_MAX : (int)n;
+        int rc = ompi_datatype_copy_content_same_ddt(dtype, chunk, dst, (char *)src);
         if (OMPI_SUCCESS != rc) return rc;
-        dst = (char *) dst + (size_t) chunk * (size_t) extent;
-        src = (const char *) src + (size_t) chunk * (size_t) extent;
-        n -= (size_t) chunk;
+        dst = (char *)dst + (size_t)chunk * (size_t)extent;
+        src = (const char *)src + (size_t)chunk * (size_t)extent;
+        n -= (size_t)chunk;
     }
     return OMPI_SUCCESS;
 }
@@ -129,7 +135,7 @@ int loom_copy_elements(void *dst, const void *src, size_t n, struct ompi_datatyp
 static void ompi_reduce_adapter(const void *in, void *inout, size_t count, void *ctx)
 {
     const loom_reduce_plan_t *plan = ctx;
-    ompi_op_reduce(plan->op, (void *) in, inout, count, plan->dtype);
+    ompi_op_reduce(plan->op, (void *)in, inout, count, plan->dtype);
 }
 
 int loom_dense_instances(struct ompi_datatype_t *dtype)
@@ -139,8 +145,7 @@ int loom_dense_instances(struct ompi_datatype_t *dtype)
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
     ompi_datatype_get_extent(dtype, &lb, &extent);
     ompi_datatype_type_size(dtype, &size);
-    return ompi_datatype_is_contiguous_memory_layout(dtype, 2) && 0 == true_lb &&
-           (size_t) extent == size;
+    return ompi_datatype_is_contiguous_memory_layout(dtype, 2) && 0 == true_lb && (size_t)extent == size;
 }
 
 /* The last (datatype, op) planned with loom's own kernel: applications call one reduction
@@ -152,8 +157,7 @@ static struct {
     loom_reduce_plan_t plan;
 } last_plan;
 
-int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                        loom_reduce_plan_t *plan, const char **why)
+int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduce_plan_t *plan, const char **why)
 {
     if (!ompi_mpi_thread_multiple && last_plan.dtype == dtype && last_plan.op == op && NULL != dtype) {
         *plan = last_plan.plan;
@@ -185,8 +189,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
             return 0;
         }
         int ompi_wrong = 0;
-        if (own_kernel(dtype, op, &plan->reduction, &ompi_wrong) &&
-            plan->reduction.elem_size == (size_t) extent) {
+        if (own_kernel(dtype, op, &plan->reduction, &ompi_wrong) && plan->reduction.elem_size == (size_t)extent) {
             plan->kernel = "loom";
             plan->ompi_kernel_wrong = ompi_wrong;
             if (!ompi_mpi_thread_multiple) {
@@ -205,7 +208,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
     }
 
     plan->kernel = "ompi";
-    plan->reduction.elem_size = (size_t) extent;
+    plan->reduction.elem_size = (size_t)extent;
     plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
     plan->reduction.fn = ompi_reduce_adapter;
     plan->reduction.ctx = plan;
@@ -247,10 +250,9 @@ static int convert(int pack, void *buf, size_t count, struct ompi_datatype_t *dt
     if (0 == bytes) return OMPI_SUCCESS;
     opal_convertor_t conv;
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super,
-                                                             count, buf, 0, &conv)
-                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super,
-                                                             count, buf, 0, &conv);
+    int rc =
+        pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dtype->super, count, buf, 0, &conv)
+             : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dtype->super, count, buf, 0, &conv);
     if (OPAL_SUCCESS == rc) {
         struct iovec iov = {.iov_base = dense, .iov_len = bytes};
         uint32_t iov_count = 1;
@@ -265,10 +267,10 @@ static int convert(int pack, void *buf, size_t count, struct ompi_datatype_t *dt
 
 int loom_pack(const void *buf, size_t count, struct ompi_datatype_t *dtype, void *out)
 {
-    return convert(1, (void *) buf, count, dtype, out);
+    return convert(1, (void *)buf, count, dtype, out);
 }
 
 int loom_unpack(const void *in, void *buf, size_t count, struct ompi_datatype_t *dtype)
 {
-    return convert(0, buf, count, dtype, (void *) in);
+    return convert(0, buf, count, dtype, (void *)in);
 }

@@ -27,7 +27,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
-#define RELEASE(name) if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);
+#define RELEASE(name) \
+    if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
     loom_rules_release(m->rules);
@@ -47,7 +48,7 @@ static void free_host_names(char **hosts, int size)
 static char **host_names(struct ompi_communicator_t *comm)
 {
     const int size = ompi_comm_size(comm);
-    char **hosts = calloc((size_t) size, sizeof(*hosts));
+    char **hosts = calloc((size_t)size, sizeof(*hosts));
     for (int i = 0; NULL != hosts && i < size; ++i) {
         hosts[i] = loom_ompi_hostname(ompi_comm_peer_lookup(comm, i));
         if (NULL == hosts[i]) {
@@ -76,7 +77,7 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
     } else {
         char **hosts = host_names(comm);
         if (NULL == hosts) return NULL;
-        m->rules = loom_rules_resolve(size, (const char *const *) hosts);
+        m->rules = loom_rules_resolve(size, (const char *const *)hosts);
         free_host_names(hosts, size);
     }
     return m->rules;
@@ -102,7 +103,8 @@ void mca_coll_loom_publish_place(void)
     if (OPAL_SUCCESS != rc)
         opal_output_verbose(1, mca_coll_loom_component.output,
                             "coll:loom: could not publish this process's place (error %d): ranks of "
-                            "its node will be ordered by rank", rc);
+                            "its node will be ordered by rank",
+                            rc);
 }
 
 /* proc's published place into place[0..2]; -1s where it published none. */
@@ -125,12 +127,12 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
 {
     if (NULL != m->topology) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
-    int *places = malloc(3 * (size_t) size * sizeof(int));
+    int *places = malloc(3 * (size_t)size * sizeof(int));
     char **hosts = host_names(comm);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (NULL != places && NULL != hosts) {
         for (int i = 0; i < size; ++i) place_of(ompi_comm_peer_lookup(comm, i), places + 3 * i);
-        m->topology = loom_topology_create(size, (const char *const *) hosts, places);
+        m->topology = loom_topology_create(size, (const char *const *)hosts, places);
         if (NULL != m->topology) rc = OMPI_SUCCESS;
     }
     free(places);
@@ -147,44 +149,43 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
     return rc;
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct,
-                   loom_module_destruct);
+OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct, loom_module_destruct);
 
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
-    (void) enable_progress_threads;
-    (void) enable_mpi_threads;
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
     return OMPI_SUCCESS;
 }
 
 static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
-    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *) module;
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *)module;
 
     /* Components are enabled from lowest to highest priority, so comm->c_coll now holds
      * what would serve each collective without loom: that is what loom falls back to. */
-#define CHECK(name)                                                                             \
-    if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) {      \
-        opal_output(0, "coll:loom: no other component provides " #name " on %s; loom needs "   \
-                       "one to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",     \
-                    comm->c_name);                                                              \
-        return OMPI_ERROR;                                                                      \
+#define CHECK(name)                                                                        \
+    if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) { \
+        opal_output(0,                                                                     \
+                    "coll:loom: no other component provides " #name " on %s; loom needs "  \
+                    "one to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",   \
+                    comm->c_name);                                                         \
+        return OMPI_ERROR;                                                                 \
     }
     LOOM_FOR_EACH_COLLECTIVE(CHECK)
 #undef CHECK
-#define SAVE(name)                                                                              \
-    m->previous.name = comm->c_coll->coll_##name;                                               \
-    m->previous.name##_module = comm->c_coll->coll_##name##_module;                             \
+#define SAVE(name)                                                  \
+    m->previous.name = comm->c_coll->coll_##name;                   \
+    m->previous.name##_module = comm->c_coll->coll_##name##_module; \
     OBJ_RETAIN(m->previous.name##_module);
     LOOM_FOR_EACH_COLLECTIVE(SAVE)
 #undef SAVE
 
     const int mib = mca_coll_loom_component.shm_max_mib;
-    m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t) mib << 20);
+    m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t)mib << 20);
 
-    opal_output_verbose(1, mca_coll_loom_component.output,
-                        "coll:loom: enabled on %s (size %d, priority %d)", comm->c_name,
-                        ompi_comm_size(comm), mca_coll_loom_component.priority);
+    opal_output_verbose(1, mca_coll_loom_component.output, "coll:loom: enabled on %s (size %d, priority %d)",
+                        comm->c_name, ompi_comm_size(comm), mca_coll_loom_component.priority);
     return OMPI_SUCCESS;
 }
 
@@ -194,8 +195,7 @@ mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *com
      * first communicator is created. */
     if (mca_coll_loom_component.rules_errors > 0 && mca_coll_loom_component.rules_strict) {
         char message[512];
-        snprintf(message, sizeof message,
-                 "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
+        snprintf(message, sizeof message, "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
                  mca_coll_loom_component.rules_path);
         loom_ompi_abort(message);
     }

@@ -17,16 +17,13 @@
 
 int loom_ompi_first_process(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
 
-int loom_ompi_initializing(void)
-{
-    return NULL != opal_pmix.put && OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state;
-}
+int loom_ompi_initializing(void) { return NULL != opal_pmix.put && OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state; }
 
 int loom_ompi_modex_put(const char *key, const void *data, size_t size)
 {
     int rc;
     /* put copies the value; the macro only borrows key and data. */
-    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, (char *) key, data, size);
+    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, (char *)key, data, size);
     return rc;
 }
 
@@ -34,7 +31,7 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
 {
     int rc;
     *data = NULL;
-    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **) data, size);
+    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **)data, size);
     return rc;
 }
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #if OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION >= 1
-#define LOOM_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_0_0
 #define LOOM_COMPONENT_DECLSPEC OMPI_MODULE_DECLSPEC
 typedef mca_coll_base_component_2_0_0_t loom_coll_component_t;
 #else

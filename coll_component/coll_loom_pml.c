@@ -32,29 +32,25 @@ static int push_request(loom_pml_transport_t *t, ompi_request_t *req)
 static int post(loom_pml_transport_t *t, int send, int peer, char *p, size_t bytes)
 {
     do {
-        const int chunk = bytes > INT_MAX ? INT_MAX : (int) bytes;
+        const int chunk = bytes > INT_MAX ? INT_MAX : (int)bytes;
         ompi_request_t *req;
-        int rc = send ? MCA_PML_CALL(isend(p, chunk, MPI_BYTE, peer, t->tag,
-                                           MCA_PML_BASE_SEND_STANDARD, t->comm, &req))
+        int rc = send ? MCA_PML_CALL(isend(p, chunk, MPI_BYTE, peer, t->tag, MCA_PML_BASE_SEND_STANDARD, t->comm, &req))
                       : MCA_PML_CALL(irecv(p, chunk, MPI_BYTE, peer, t->tag, t->comm, &req));
         if (OMPI_SUCCESS != rc) return rc;
         rc = push_request(t, req);
         if (OMPI_SUCCESS != rc) return rc;
         p += chunk;
-        bytes -= (size_t) chunk;
+        bytes -= (size_t)chunk;
     } while (bytes > 0);
     return OMPI_SUCCESS;
 }
 
 static int pml_isend(void *ctx, int peer, const void *buf, size_t bytes)
 {
-    return post(ctx, 1, peer, (char *) buf, bytes);
+    return post(ctx, 1, peer, (char *)buf, bytes);
 }
 
-static int pml_irecv(void *ctx, int peer, void *buf, size_t bytes)
-{
-    return post(ctx, 0, peer, buf, bytes);
-}
+static int pml_irecv(void *ctx, int peer, void *buf, size_t bytes) { return post(ctx, 0, peer, buf, bytes); }
 
 static int pml_wait_all(void *ctx)
 {
@@ -69,7 +65,7 @@ static int pml_wait_all(void *ctx)
  * PML traffic, or the application's nonblocking operations). */
 static void pml_progress(void *ctx)
 {
-    (void) ctx;
+    (void)ctx;
     opal_progress();
 }
 
@@ -78,7 +74,7 @@ static void pml_progress(void *ctx)
 static const void *pml_topology(void *ctx)
 {
     loom_pml_transport_t *t = ctx;
-    if (NULL == t->module->topology) (void) mca_coll_loom_topology(t->comm, t->module);
+    if (NULL == t->module->topology) (void)mca_coll_loom_topology(t->comm, t->module);
     return t->module->topology;
 }
 

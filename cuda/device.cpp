@@ -173,19 +173,26 @@ const loom_cuda_api_t* load_api(const char** why)
         api_tried = true;
         const std::string path = library_path();
         void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        auto get = handle != nullptr ? reinterpret_cast<loom_cuda_get_api_fn>(dlsym(handle, "loom_cuda_get_api")) : nullptr;
+        auto get =
+            handle != nullptr ? reinterpret_cast<loom_cuda_get_api_fn>(dlsym(handle, "loom_cuda_get_api")) : nullptr;
         const loom_cuda_api_t* table = get != nullptr ? get(LOOM_CUDA_API_VERSION) : nullptr;
         int devices = 0;
-        if (handle == nullptr) api_error = "cannot load " + path + " (" + dlerror() + "); set LOOM_CUDA_LIBRARY";
-        else if (table == nullptr) api_error = path + " is not a libloom_cuda.so of this loom version";
+        if (handle == nullptr)
+            api_error = "cannot load " + path + " (" + dlerror() + "); set LOOM_CUDA_LIBRARY";
+        else if (table == nullptr)
+            api_error = path + " is not a libloom_cuda.so of this loom version";
         else if (int rc = table->device_count(&devices); rc != 0 || devices == 0)
             api_error = std::string("the CUDA runtime finds no usable device (") +
                         (rc != 0 ? table->error_string(rc) : "0 devices") + ")";
-        else api = table;
+        else
+            api = table;
         if (api == nullptr)
-            std::fprintf(stderr, "coll:loom: error: a device buffer was passed, but %s: loom hands such calls to the "
-                                 "next component\n", api_error.c_str());
-        else if (verbose()) std::fprintf(stderr, "coll:loom: cuda: %s loaded, %d device(s)\n", path.c_str(), devices);
+            std::fprintf(stderr,
+                         "coll:loom: error: a device buffer was passed, but %s: loom hands such calls to the "
+                         "next component\n",
+                         api_error.c_str());
+        else if (verbose())
+            std::fprintf(stderr, "coll:loom: cuda: %s loaded, %d device(s)\n", path.c_str(), devices);
     }
     if (api == nullptr && why != nullptr) *why = api_error.c_str();
     return api;
@@ -357,8 +364,10 @@ extern "C" std::size_t loom_device_staging_bytes(void)
         if (v == nullptr || v[0] == '\0') return std::size_t(0);
         char* end = nullptr;
         unsigned long long n = std::strtoull(v, &end, 10);
-        if (end != nullptr && (*end == 'K' || *end == 'k')) n <<= 10;
-        else if (end != nullptr && (*end == 'M' || *end == 'm')) n <<= 20;
+        if (end != nullptr && (*end == 'K' || *end == 'k'))
+            n <<= 10;
+        else if (end != nullptr && (*end == 'M' || *end == 'm'))
+            n <<= 20;
         return std::size_t(n);
     }();
     return bytes;

@@ -41,9 +41,15 @@ __device__ __forceinline__ typename Wide<T>::type widen(T v)
     return static_cast<typename Wide<T>::type>(v);
 }
 template <>
-__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__half v)
+{
+    return __half2float(v);
+}
 template <>
-__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
 
 template <class T>
 __device__ __forceinline__ T narrow(typename Wide<T>::type v)
@@ -51,9 +57,15 @@ __device__ __forceinline__ T narrow(typename Wide<T>::type v)
     return static_cast<T>(v);
 }
 template <>
-__device__ __forceinline__ __half narrow<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half narrow<__half>(float v)
+{
+    return __float2half_rn(v);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
 
 // Integer arithmetic that wraps: done in the unsigned type of the same width.
 template <class T>
@@ -80,43 +92,73 @@ __device__ __forceinline__ T wrap_mul(T a, T b)
 
 struct Sum {
     template <class T>
-    __device__ T operator()(T in, T io) const { return wrap_add(in, io); }
+    __device__ T operator()(T in, T io) const
+    {
+        return wrap_add(in, io);
+    }
 };
 struct Prod {
     template <class T>
-    __device__ T operator()(T in, T io) const { return wrap_mul(in, io); }
+    __device__ T operator()(T in, T io) const
+    {
+        return wrap_mul(in, io);
+    }
 };
 struct Min {
     template <class T>
-    __device__ T operator()(T in, T io) const { return widen(in) < widen(io) ? in : io; }
+    __device__ T operator()(T in, T io) const
+    {
+        return widen(in) < widen(io) ? in : io;
+    }
 };
 struct Max {
     template <class T>
-    __device__ T operator()(T in, T io) const { return widen(in) > widen(io) ? in : io; }
+    __device__ T operator()(T in, T io) const
+    {
+        return widen(in) > widen(io) ? in : io;
+    }
 };
 struct Land {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>((in != T(0)) && (io != T(0))); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>((in != T(0)) && (io != T(0)));
+    }
 };
 struct Lor {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>((in != T(0)) || (io != T(0))); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>((in != T(0)) || (io != T(0)));
+    }
 };
 struct Lxor {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>((in != T(0)) != (io != T(0))); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>((in != T(0)) != (io != T(0)));
+    }
 };
 struct Band {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>(in & io); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>(in & io);
+    }
 };
 struct Bor {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>(in | io); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>(in | io);
+    }
 };
 struct Bxor {
     template <class T>
-    __device__ T operator()(T in, T io) const { return static_cast<T>(in ^ io); }
+    __device__ T operator()(T in, T io) const
+    {
+        return static_cast<T>(in ^ io);
+    }
 };
 
 // C99 complex numbers as MPI_C_FLOAT_COMPLEX / MPI_C_DOUBLE_COMPLEX lay them out.
@@ -126,7 +168,10 @@ struct Complex {
 };
 struct ComplexSum {
     template <class R>
-    __device__ Complex<R> operator()(Complex<R> a, Complex<R> b) const { return {a.re + b.re, a.im + b.im}; }
+    __device__ Complex<R> operator()(Complex<R> a, Complex<R> b) const
+    {
+        return {a.re + b.re, a.im + b.im};
+    }
 };
 struct ComplexProd {
     template <class R>
@@ -208,20 +253,29 @@ constexpr Entry bits(int op, int type)
     }
 }
 
-#define ARITH(T, type) arith<T>(LOOM_OP_SUM, type), arith<T>(LOOM_OP_PROD, type), \
-                       arith<T>(LOOM_OP_MIN, type), arith<T>(LOOM_OP_MAX, type)
-#define BITS(T, type) bits<T>(LOOM_OP_LAND, type), bits<T>(LOOM_OP_LOR, type), bits<T>(LOOM_OP_LXOR, type), \
-                      bits<T>(LOOM_OP_BAND, type), bits<T>(LOOM_OP_BOR, type), bits<T>(LOOM_OP_BXOR, type)
+#define ARITH(T, type) \
+    arith<T>(LOOM_OP_SUM, type), arith<T>(LOOM_OP_PROD, type), arith<T>(LOOM_OP_MIN, type), arith<T>(LOOM_OP_MAX, type)
+#define BITS(T, type)                                                                                                  \
+    bits<T>(LOOM_OP_LAND, type), bits<T>(LOOM_OP_LOR, type), bits<T>(LOOM_OP_LXOR, type), bits<T>(LOOM_OP_BAND, type), \
+        bits<T>(LOOM_OP_BOR, type), bits<T>(LOOM_OP_BXOR, type)
 
 const Entry kernels[] = {
-    ARITH(std::int8_t, LOOM_TYPE_INT8),     BITS(std::int8_t, LOOM_TYPE_INT8),
-    ARITH(std::uint8_t, LOOM_TYPE_UINT8),   BITS(std::uint8_t, LOOM_TYPE_UINT8),
-    ARITH(std::int16_t, LOOM_TYPE_INT16),   BITS(std::int16_t, LOOM_TYPE_INT16),
-    ARITH(std::uint16_t, LOOM_TYPE_UINT16), BITS(std::uint16_t, LOOM_TYPE_UINT16),
-    ARITH(std::int32_t, LOOM_TYPE_INT32),   BITS(std::int32_t, LOOM_TYPE_INT32),
-    ARITH(std::uint32_t, LOOM_TYPE_UINT32), BITS(std::uint32_t, LOOM_TYPE_UINT32),
-    ARITH(std::int64_t, LOOM_TYPE_INT64),   BITS(std::int64_t, LOOM_TYPE_INT64),
-    ARITH(std::uint64_t, LOOM_TYPE_UINT64), BITS(std::uint64_t, LOOM_TYPE_UINT64),
+    ARITH(std::int8_t, LOOM_TYPE_INT8),
+    BITS(std::int8_t, LOOM_TYPE_INT8),
+    ARITH(std::uint8_t, LOOM_TYPE_UINT8),
+    BITS(std::uint8_t, LOOM_TYPE_UINT8),
+    ARITH(std::int16_t, LOOM_TYPE_INT16),
+    BITS(std::int16_t, LOOM_TYPE_INT16),
+    ARITH(std::uint16_t, LOOM_TYPE_UINT16),
+    BITS(std::uint16_t, LOOM_TYPE_UINT16),
+    ARITH(std::int32_t, LOOM_TYPE_INT32),
+    BITS(std::int32_t, LOOM_TYPE_INT32),
+    ARITH(std::uint32_t, LOOM_TYPE_UINT32),
+    BITS(std::uint32_t, LOOM_TYPE_UINT32),
+    ARITH(std::int64_t, LOOM_TYPE_INT64),
+    BITS(std::int64_t, LOOM_TYPE_INT64),
+    ARITH(std::uint64_t, LOOM_TYPE_UINT64),
+    BITS(std::uint64_t, LOOM_TYPE_UINT64),
     ARITH(float, LOOM_TYPE_FLOAT),
     ARITH(double, LOOM_TYPE_DOUBLE),
     ARITH(__half, LOOM_CUDA_TYPE_HALF),
@@ -280,7 +334,10 @@ int event_create(void** e)
     return cudaEventCreateWithFlags(reinterpret_cast<cudaEvent_t*>(e), cudaEventDisableTiming);
 }
 int event_destroy(void* e) { return cudaEventDestroy(static_cast<cudaEvent_t>(e)); }
-int event_record(void* e, void* s) { return cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)); }
+int event_record(void* e, void* s)
+{
+    return cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s));
+}
 int event_synchronize(void* e) { return cudaEventSynchronize(static_cast<cudaEvent_t>(e)); }
 int copy_async(void* dst, const void* src, std::size_t bytes, void* s)
 {
@@ -301,11 +358,24 @@ int reduce(int op, int type, const void* in, void* inout, std::size_t count, voi
 int has_kernel(int op, int type) { return find(op, type) != nullptr; }
 
 const loom_cuda_api_t api = {
-    LOOM_CUDA_API_VERSION, error_string, device_count,
-    host_alloc, host_free, device_alloc, device_free,
-    stream_create, stream_destroy, stream_synchronize,
-    event_create, event_destroy, event_record, event_synchronize,
-    copy_async, copy, reduce, has_kernel,
+    LOOM_CUDA_API_VERSION,
+    error_string,
+    device_count,
+    host_alloc,
+    host_free,
+    device_alloc,
+    device_free,
+    stream_create,
+    stream_destroy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    event_synchronize,
+    copy_async,
+    copy,
+    reduce,
+    has_kernel,
 };
 
 } // namespace

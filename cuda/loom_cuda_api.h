@@ -41,7 +41,7 @@ typedef struct loom_cuda_api {
     int (*stream_create)(void **stream); /* ordered after the legacy default stream's work */
     int (*stream_destroy)(void *stream);
     int (*stream_synchronize)(void *stream);
-    int (*event_create)(void **event);   /* timing disabled */
+    int (*event_create)(void **event); /* timing disabled */
     int (*event_destroy)(void *event);
     int (*event_record)(void *event, void *stream);
     int (*event_synchronize)(void *event);

@@ -119,7 +119,7 @@ extern "C" void loom_rules_release(void* resolved) { delete static_cast<Resolved
 namespace {
 rules::SegmentState segment_state(int segment)
 {
-    return segment == LOOM_SEGMENT_READY ? rules::SegmentState::ready
+    return segment == LOOM_SEGMENT_READY     ? rules::SegmentState::ready
            : segment == LOOM_SEGMENT_NOT_YET ? rules::SegmentState::not_yet
                                              : rules::SegmentState::none;
 }
@@ -165,8 +165,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 facts.forced_algorithm = key.forced_algorithm;
             }
             const rules::Decision d = rules::decide(facts, tables);
-            memo = Memo{true, key, d.algorithm, d.leaders, d.segment_bytes, d.buffer_bytes, d.source, d.why,
-                        d.wants_segment};
+            memo = Memo{true,           key,      d.algorithm, d.leaders,      d.segment_bytes,
+                        d.buffer_bytes, d.source, d.why,       d.wants_segment};
         }
         call->wants_segment = memo.wants_segment ? 1 : 0;
         if (rule_source != nullptr && memo.source[0] != '\0') *rule_source = memo.source;
@@ -193,13 +193,11 @@ extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_para
     const auto* algo = static_cast<const Algorithm*>(call->chosen);
     if (algo == nullptr) return;
     try {
-        const std::string text =
-            rules::options_text(*algo, call->segment_bytes != 0 ? call->segment_bytes : segment_param,
-                                call->buffer_bytes != 0 ? call->buffer_bytes : buffer_param,
-                                static_cast<const Algorithm*>(call->leaders));
+        const std::string text = rules::options_text(
+            *algo, call->segment_bytes != 0 ? call->segment_bytes : segment_param,
+            call->buffer_bytes != 0 ? call->buffer_bytes : buffer_param, static_cast<const Algorithm*>(call->leaders));
         const std::size_t n = std::min(text.size(), size - 1);
         text.copy(buf, n);
         buf[n] = '\0';
-    } catch (...) {
-    }
+    } catch (...) {}
 }

@@ -26,7 +26,8 @@ const Candidate* walk(const Resolved& tables, const CallFacts& c, bool fallback_
                 if (trace) trace->push_back({&rule, "chosen: hands the call to the next component"});
                 return &cand;
             }
-            if (trace) trace->push_back({&rule, "matches, but fallback is passed over: " + std::string(kFallbackRefused)});
+            if (trace)
+                trace->push_back({&rule, "matches, but fallback is passed over: " + std::string(kFallbackRefused)});
             continue;
         }
         const auto no = why_not(*cand.algorithm, shape_of(c, segment));
@@ -65,8 +66,8 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
     const int nodes = c.nodes;
     // The leaders' communicator: one rank per node. Its phase cannot be handed on, and an
     // algorithm that needs the topology would recurse.
-    CallFacts leaders{c.collective, bytes, nodes, nodes, 1, MemoryKind::host, c.commutative, c.element_bytes, true,
-                      SegmentState::none};
+    CallFacts leaders{c.collective,     bytes,         nodes,           nodes, 1,
+                      MemoryKind::host, c.commutative, c.element_bytes, true,  SegmentState::none};
     auto usable = [&](const Algorithm* a) {
         return a != nullptr && !a->needs.topology && !why_not(*a, shape_of(leaders, false));
     };
@@ -158,8 +159,8 @@ Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdi
         // A forced algorithm is used or the call is handed on; loom never swaps in another
         // algorithm the user did not ask for - except where handing on would give a wrong
         // answer: then the rules choose, as they do for such a call.
-        const Algorithm* algo = call.forced_algorithm != nullptr ? call.forced_algorithm
-                                                                 : find_algorithm(call.collective, call.forced);
+        const Algorithm* algo =
+            call.forced_algorithm != nullptr ? call.forced_algorithm : find_algorithm(call.collective, call.forced);
         if (algo == nullptr) {
             d.why = "the forced algorithm does not exist";
         } else if (auto no = why_not(*algo, shape_of(call, call.segment == SegmentState::ready))) {

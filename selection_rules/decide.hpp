@@ -41,7 +41,7 @@ struct CallFacts {
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
     bool keep_from_open_mpi = false; // handing on would change the answer
     SegmentState segment = SegmentState::ready;
-    std::string_view forced;                    // the forced parameter; empty: the rules choose
+    std::string_view forced;                     // the forced parameter; empty: the rules choose
     const Algorithm* forced_algorithm = nullptr; // find_algorithm(collective, forced) if known
 };
 
@@ -56,9 +56,9 @@ struct Decision {
     // The rule's options (0: the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
-    const Rule* rule = nullptr;  // the rule that decided (chosen or fallback); nullptr if forced
-    const char* source = "";     // "forced", the rule's "FILE:LINE", or "" when nothing decided
-    const char* why = "";        // when handed on
+    const Rule* rule = nullptr; // the rule that decided (chosen or fallback); nullptr if forced
+    const char* source = "";    // "forced", the rule's "FILE:LINE", or "" when nothing decided
+    const char* why = "";       // when handed on
     // Where the leaders' algorithm came from: "leaders=" (the rule), "rules for one rank per
     // node: FILE:LINE", or "default".
     std::string_view leaders_source;

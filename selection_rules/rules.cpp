@@ -48,13 +48,17 @@ public:
         const std::string_view suffix(p, std::size_t(end - p));
         if (suffix.empty()) return value;
         if (!sizes) {
-            error(column + int(p - s.data()), "unexpected '" + std::string(suffix) + "' after a count (sizes take K, M, G; counts none)");
+            error(column + int(p - s.data()),
+                  "unexpected '" + std::string(suffix) + "' after a count (sizes take K, M, G; counts none)");
             return std::nullopt;
         }
         int shift = 0;
-        if (suffix == "K" || suffix == "k") shift = 10;
-        else if (suffix == "M" || suffix == "m") shift = 20;
-        else if (suffix == "G" || suffix == "g") shift = 30;
+        if (suffix == "K" || suffix == "k")
+            shift = 10;
+        else if (suffix == "M" || suffix == "m")
+            shift = 20;
+        else if (suffix == "G" || suffix == "g")
+            shift = 30;
         else {
             error(column + int(p - s.data()), "unknown size suffix '" + std::string(suffix) + "' (expected K, M or G)");
             return std::nullopt;
@@ -84,7 +88,8 @@ public:
         const auto hi = number(upper, column + int(dash) + 1, sizes);
         if (!hi) return std::nullopt;
         if (*hi < *lo) {
-            error(column, "the range '" + std::string(s) + "' is empty (ranges are inclusive: the low end must not exceed the high end)");
+            error(column, "the range '" + std::string(s) +
+                              "' is empty (ranges are inclusive: the low end must not exceed the high end)");
             return std::nullopt;
         }
         return Range{*lo, *hi};
@@ -144,7 +149,8 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment", "buffer", "leaders", "nodes", "ranks_per_node", "memory", "commutative"};
+    static const std::vector<std::string_view> keys = {"segment",        "buffer", "leaders",    "nodes",
+                                                       "ranks_per_node", "memory", "commutative"};
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
         return;
@@ -173,13 +179,19 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
     } else if (key == "ranks_per_node") {
         rule.ranks_per_node = p.range(value, vcol, false);
     } else if (key == "memory") {
-        if (value == "host") rule.memory = MemoryKind::host;
-        else if (value == "cuda") rule.memory = MemoryKind::cuda;
-        else p.error(vcol, "memory must be 'host' or 'cuda', found '" + std::string(value) + "'");
+        if (value == "host")
+            rule.memory = MemoryKind::host;
+        else if (value == "cuda")
+            rule.memory = MemoryKind::cuda;
+        else
+            p.error(vcol, "memory must be 'host' or 'cuda', found '" + std::string(value) + "'");
     } else if (key == "commutative") {
-        if (value == "yes") rule.commutative = true;
-        else if (value == "no") rule.commutative = false;
-        else p.error(vcol, "commutative must be 'yes' or 'no', found '" + std::string(value) + "'");
+        if (value == "yes")
+            rule.commutative = true;
+        else if (value == "no")
+            rule.commutative = false;
+        else
+            p.error(vcol, "commutative must be 'yes' or 'no', found '" + std::string(value) + "'");
     } else {
         p.error(t.column, "unknown key '" + std::string(key) + "'" + did_you_mean(key, keys));
     }
@@ -229,7 +241,8 @@ ParseResult parse(std::string_view text, std::string_view file)
             const auto c = static_cast<unsigned char>(line[i]);
             if (c < 0x20 && c != '\t') {
                 static const char* hex = "0123456789abcdef";
-                p.error(int(i) + 1, std::string("unexpected byte 0x") + hex[c >> 4] + hex[c & 15] + " (rule files are text)");
+                p.error(int(i) + 1,
+                        std::string("unexpected byte 0x") + hex[c >> 4] + hex[c & 15] + " (rule files are text)");
                 binary = true;
             }
         }
@@ -244,11 +257,13 @@ ParseResult parse(std::string_view text, std::string_view file)
                 continue;
             }
             if (t[1].text != "1")
-                p.error(t[1].column, "unsupported rule-file version '" + std::string(t[1].text) + "' (this loom reads version 1)");
+                p.error(t[1].column,
+                        "unsupported rule-file version '" + std::string(t[1].text) + "' (this loom reads version 1)");
             continue;
         }
         if (t[0].text == "loom-rules") {
-            p.error(t[0].column, "the header 'loom-rules 1' must be the first line that is not a comment, and appear once");
+            p.error(t[0].column,
+                    "the header 'loom-rules 1' must be the first line that is not a comment, and appear once");
             continue;
         }
         if (result.rules.size() >= kMaxRules) {
@@ -256,7 +271,8 @@ ParseResult parse(std::string_view text, std::string_view file)
             break;
         }
         if (t.size() < 4) {
-            static const char* const missing[] = {"", "a communicator-size range", "a message-size range", "an algorithm"};
+            static const char* const missing[] = {"", "a communicator-size range", "a message-size range",
+                                                  "an algorithm"};
             p.error(int(line.size()) + 1, std::string("expected ") + missing[t.size()] +
                                               " (a rule is: collective ranks bytes algorithm [key=value ...])");
             continue;
@@ -267,7 +283,8 @@ ParseResult parse(std::string_view text, std::string_view file)
         const auto names = collective_names();
         const auto found = std::find(names.begin(), names.end(), t[0].text);
         if (found == names.end()) {
-            p.error(t[0].column, "unknown collective '" + std::string(t[0].text) + "'" + did_you_mean(t[0].text, names));
+            p.error(t[0].column,
+                    "unknown collective '" + std::string(t[0].text) + "'" + did_you_mean(t[0].text, names));
             continue;
         }
         rule.collective = Collective(found - names.begin());
@@ -275,7 +292,8 @@ ParseResult parse(std::string_view text, std::string_view file)
         if (auto r = p.range(t[2].text, t[2].column, true)) rule.bytes = *r;
         rule.algorithm = std::string(t[3].text);
         if (rule.is_fallback())
-            rule.fallback_reason = "rule " + rule.source + " hands it to the next component (" + std::string(kFallback) + ")";
+            rule.fallback_reason =
+                "rule " + rule.source + " hands it to the next component (" + std::string(kFallback) + ")";
         else if (find_algorithm(rule.collective, rule.algorithm) == nullptr)
             p.error(t[3].column, "no " + std::string(t[0].text) + " algorithm '" + rule.algorithm + "'" +
                                      did_you_mean(t[3].text, algorithm_names(rule.collective)));
@@ -340,14 +358,14 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             // component, so it shadows like an algorithm without limits.
             const Algorithm* algo = find_algorithm(a.collective, a.algorithm);
             const bool b_one_node = b.nodes && b.nodes->lo == 1 && b.nodes->hi == 1;
-            const bool may_decline = algo != nullptr && ((algo->needs.commutative_op && a.commutative != true &&
-                                                          b.commutative != true) ||
-                                                         algo->needs.power_of_two ||
-                                                         (algo->needs.same_node && !b_one_node) ||
-                                                         algo->needs.topology || algo->needs.equal_nodes);
+            const bool may_decline =
+                algo != nullptr && ((algo->needs.commutative_op && a.commutative != true && b.commutative != true) ||
+                                    algo->needs.power_of_two || (algo->needs.same_node && !b_one_node) ||
+                                    algo->needs.topology || algo->needs.equal_nodes);
             if (may_decline) continue;
-            out.push_back({Diagnostic::Severity::warning, std::string(file), b.line, 1,
-                           "this rule can never match: line " + std::to_string(a.line) + " matches every call it would"});
+            out.push_back(
+                {Diagnostic::Severity::warning, std::string(file), b.line, 1,
+                 "this rule can never match: line " + std::to_string(a.line) + " matches every call it would"});
             break;
         }
     }
@@ -368,10 +386,12 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             if (done) break;
             if (r.lo > next)
                 out.push_back({Diagnostic::Severity::warning, std::string(file), first_line, 0,
-                               std::string(to_string(Collective(c))) + ": no rule covers message sizes " +
-                                   show(next) + "-" + show(r.lo - 1) + " (such calls use the defaults)"});
-            if (r.hi == UINT64_MAX) done = true;
-            else next = std::max(next, r.hi + 1);
+                               std::string(to_string(Collective(c))) + ": no rule covers message sizes " + show(next) +
+                                   "-" + show(r.lo - 1) + " (such calls use the defaults)"});
+            if (r.hi == UINT64_MAX)
+                done = true;
+            else
+                next = std::max(next, r.hi + 1);
         }
         if (!done)
             out.push_back({Diagnostic::Severity::warning, std::string(file), first_line, 0,
@@ -387,7 +407,8 @@ bool matches(const Rule& rule, const Call& call)
         !rule.bytes.contains(call.bytes))
         return false;
     if (rule.nodes && (call.nodes == 0 || !rule.nodes->contains(std::uint64_t(call.nodes)))) return false;
-    if (rule.ranks_per_node && (call.ranks_per_node == 0 || !rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))))
+    if (rule.ranks_per_node &&
+        (call.ranks_per_node == 0 || !rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))))
         return false;
     if (rule.memory && *rule.memory != call.memory) return false;
     if (rule.commutative && *rule.commutative != call.commutative) return false;

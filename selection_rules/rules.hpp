@@ -133,7 +133,6 @@ struct Verdict {
     std::string outcome; // "chosen", or why it was passed over
 };
 
-
 // Nearest valid name (edit distance), for "did you mean" messages; empty if none is close.
 std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates);
 

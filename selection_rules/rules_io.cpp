@@ -28,7 +28,8 @@ ParseResult parse_file(const std::string& path)
     while (in.read(chunk.data(), std::streamsize(chunk.size())) || in.gcount() > 0) {
         text.append(chunk.data(), std::size_t(in.gcount()));
         if (text.size() > kMaxFileBytes) {
-            failed.diagnostics.push_back({Diagnostic::Severity::error, path, 0, 0, "the rule file is larger than 64 MiB"});
+            failed.diagnostics.push_back(
+                {Diagnostic::Severity::error, path, 0, 0, "the rule file is larger than 64 MiB"});
             return failed;
         }
     }

@@ -53,9 +53,9 @@ std::vector<Diagnostic> load_user_rules(const std::string& path)
             const auto warnings = lint(parsed.rules, path);
             parsed.diagnostics.insert(parsed.diagnostics.end(), warnings.begin(), warnings.end());
         } else {
-            parsed.diagnostics.push_back({Diagnostic::Severity::warning, path, 0, 0,
-                                          std::to_string(parsed.rules.size()) +
-                                              " rules: not linted at start-up (run loom-rules check)"});
+            parsed.diagnostics.push_back(
+                {Diagnostic::Severity::warning, path, 0, 0,
+                 std::to_string(parsed.rules.size()) + " rules: not linted at start-up (run loom-rules check)"});
         }
         user_table() = std::move(parsed.rules);
     }

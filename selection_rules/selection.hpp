@@ -26,8 +26,8 @@ struct Candidate {
 
 struct Resolved {
     int ranks = 0;
-    int nodes = 0;          // 0: unknown
-    int ranks_per_node = 0; // 0: unknown (the most ranks any node has)
+    int nodes = 0;                                                   // 0: unknown
+    int ranks_per_node = 0;                                          // 0: unknown (the most ranks any node has)
     std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user rules first
     // The rules for the communicator of one rank per node (a leader each) that hierarchical
     // algorithms run their inter-node phase on; null on one node or one rank per node.

@@ -77,20 +77,22 @@ using loom::tools::format_size;
 using loom::tools::parse_size;
 namespace bench = loom::bench;
 
-const char* const kUsage =
-    "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
-    "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "                         (also allgatherv, reduce_scatter, alltoall)\n"
-    "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
-    "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
+const char* const kUsage = "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
+                           "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
+                           "                         (also allgatherv, reduce_scatter, alltoall)\n"
+                           "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
+                           "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
 struct Options {
-    std::vector<Collective> collectives{Collective::allreduce, Collective::reduce, Collective::bcast,
-                                        Collective::allgather, Collective::reduce_scatter_block,
+    std::vector<Collective> collectives{Collective::allreduce,
+                                        Collective::reduce,
+                                        Collective::bcast,
+                                        Collective::allgather,
+                                        Collective::reduce_scatter_block,
                                         Collective::barrier};
     std::vector<std::size_t> sizes; // nominal message sizes, ascending
     std::vector<std::string> algorithms{"all"};
@@ -173,7 +175,8 @@ Options parse_options(int argc, char** argv)
             if (sizes_given) throw Usage("give --sizes or --bytes once");
             sizes_given = true;
             o.sizes = arg == "--sizes" ? parse_range(value()) : parse_list(value());
-        } else if (arg == "--algorithms") o.algorithms = split(value(), arg);
+        } else if (arg == "--algorithms")
+            o.algorithms = split(value(), arg);
         else if (arg == "--repeats") {
             const double v = number(value());
             if (v < 1 || v != int(v)) throw Usage("--repeats wants a whole number >= 1");
@@ -181,9 +184,12 @@ Options parse_options(int argc, char** argv)
         } else if (arg == "--time") {
             o.seconds = number(value());
             if (!(o.seconds > 0 && o.seconds <= 10)) throw Usage("--time wants seconds in (0, 10]");
-        } else if (arg == "--csv") o.csv = value();
-        else if (arg == "-h" || arg == "--help") throw Usage("");
-        else throw Usage("unknown argument '" + arg + "'");
+        } else if (arg == "--csv")
+            o.csv = value();
+        else if (arg == "-h" || arg == "--help")
+            throw Usage("");
+        else
+            throw Usage("unknown argument '" + arg + "'");
     }
     if (!sizes_given) o.sizes = parse_range("8:64K");
     return o;
@@ -274,10 +280,10 @@ void force(const std::string& collective, const Contender& k)
 // What one contender did at one size.
 struct Run {
     long iterations = 0;
-    long calls = 0;                   // calls made with it forced, warm-up included
+    long calls = 0; // calls made with it forced, warm-up included
     unsigned long long served = 0, declined = 0;
     bool correct = true;
-    std::vector<double> seconds;      // rank 0: one per round
+    std::vector<double> seconds; // rank 0: one per round
 };
 
 // Reads loom's counters around a stretch of calls made with one contender forced.
@@ -318,8 +324,9 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
     for (const Contender& x : all)
-        if (!x.algorithm || (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes, job.ranks_per_node}) &&
-                             !(x.algorithm->needs.topology && job.nodes < 2)))
+        if (!x.algorithm ||
+            (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes, job.ranks_per_node}) &&
+             !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);
     if (here.empty()) return std::vector<Result>{};
     const std::string where = " at " + format_size(k.bytes) + " bytes (np " + std::to_string(job.size) + ")";
@@ -329,8 +336,8 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
 
     // One checked call, then warm-up and the iteration count, per contender.
     std::vector<Run> runs(here.size());
-    const bench::IterationPlan plan{.target_seconds = o.seconds, .min_iterations = 3, .max_iterations = 200000,
-                                    .refine = true};
+    const bench::IterationPlan plan{
+        .target_seconds = o.seconds, .min_iterations = 3, .max_iterations = 200000, .refine = true};
     for (std::size_t i = 0; i < here.size(); ++i) {
         force(name, *here[i]);
         CounterWindow window(here[i]->loom ? counters : nullptr, runs[i]);
@@ -367,8 +374,8 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
                             (here[i]->algorithm == nullptr || runs[i].declined == 0);
         if (!served)
             std::fprintf(stderr, "loom-bench: rank %d: %s %s%s: loom served %llu and declined %llu of %llu calls\n",
-                         job.rank, name.c_str(), here[i]->name.c_str(), where.c_str(), runs[i].served,
-                         runs[i].declined, calls);
+                         job.rank, name.c_str(), here[i]->name.c_str(), where.c_str(), runs[i].served, runs[i].declined,
+                         calls);
         if (any_rank(!served, job.rank, job.size)) {
             fail(name + " " + here[i]->name + where + ": loom did not serve every call");
             failed = true;
@@ -392,12 +399,15 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
 {
     const std::string name(loom::to_string(c));
     std::printf("\n%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n", name.c_str(),
-                bench::is_reduction(c) ? "MPI_DOUBLE + MPI_SUM" : c == Collective::barrier ? "no data" : "MPI_BYTE",
+                bench::is_reduction(c)     ? "MPI_DOUBLE + MPI_SUM"
+                : c == Collective::barrier ? "no data"
+                                           : "MPI_BYTE",
                 job.size, job.options->repeats);
     std::vector<std::string> columns;
     for (const Contender& x : contenders)
         for (const auto& row : rows)
-            if (std::any_of(row.second.begin(), row.second.end(), [&](const Result& r) { return r.contender == x.name; })) {
+            if (std::any_of(row.second.begin(), row.second.end(),
+                            [&](const Result& r) { return r.contender == x.name; })) {
                 columns.push_back(x.name);
                 break;
             }
@@ -413,8 +423,10 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
                 const int width = int(std::max<std::size_t>(10, col.size()));
                 const auto r =
                     std::find_if(results.begin(), results.end(), [&](const Result& x) { return x.contender == col; });
-                if (r == results.end()) std::printf(" %*s", width, "-");
-                else std::printf(" %*.2f", width, (*r).*value);
+                if (r == results.end())
+                    std::printf(" %*s", width, "-");
+                else
+                    std::printf(" %*.2f", width, (*r).*value);
             }
             std::printf("\n");
         }
@@ -539,7 +551,8 @@ int main(int argc, char** argv)
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
-        const Job job{rank, size, nodes, ranks_per_node, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
+        const Job job{
+            rank, size, nodes, ranks_per_node, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
         for (Collective c : o.collectives)
             if (!bench_collective(c, job)) {
                 status = 1;

@@ -51,7 +51,6 @@ constexpr const char* kUsage =
     "       loom-rules --help\n"
     "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n";
 
-
 // ---- Text ----------------------------------------------------------------------------------
 
 std::string size_text(std::uint64_t v)
@@ -94,7 +93,6 @@ std::vector<std::string> rule_fields(const Rule& r)
     return f;
 }
 
-
 std::string render(const std::vector<Row>& rows)
 {
     std::vector<std::size_t> width;
@@ -126,8 +124,8 @@ void print_diagnostics(const std::vector<Diagnostic>& ds, std::FILE* to)
 
 // ---- Arguments -----------------------------------------------------------------------------
 
-
-Args parse_args(const std::vector<std::string>& in, std::vector<std::string_view> valued, const std::vector<std::string_view>& flags)
+Args parse_args(const std::vector<std::string>& in, std::vector<std::string_view> valued,
+                const std::vector<std::string_view>& flags)
 {
     Args a;
     for (std::size_t i = 0; i < in.size(); ++i) {
@@ -156,12 +154,17 @@ std::uint64_t parse_number(const std::string& text, const std::string& option, b
     auto [p, ec] = std::from_chars(text.data(), end, v);
     const std::string suffix(p, end);
     int shift = 0;
-    if (sizes && (suffix == "K" || suffix == "k")) shift = 10;
-    else if (sizes && (suffix == "M" || suffix == "m")) shift = 20;
-    else if (sizes && (suffix == "G" || suffix == "g")) shift = 30;
-    else if (!suffix.empty()) ec = std::errc::invalid_argument;
+    if (sizes && (suffix == "K" || suffix == "k"))
+        shift = 10;
+    else if (sizes && (suffix == "M" || suffix == "m"))
+        shift = 20;
+    else if (sizes && (suffix == "G" || suffix == "g"))
+        shift = 30;
+    else if (!suffix.empty())
+        ec = std::errc::invalid_argument;
     if (ec != std::errc() || p == text.data() || v > (UINT64_MAX >> shift))
-        throw UsageError(option + " expects " + (sizes ? "a size (N, NK, NM or NG)" : "a count") + ", found '" + text + "'");
+        throw UsageError(option + " expects " + (sizes ? "a size (N, NK, NM or NG)" : "a count") + ", found '" + text +
+                         "'");
     return v << shift;
 }
 
@@ -226,8 +229,8 @@ int cmd_check(const std::vector<std::string>& in)
         for (Diagnostic& d : lint(r.rules, file)) ds.push_back(std::move(d));
     std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& x, const Diagnostic& y) { return x.line < y.line; });
     print_diagnostics(ds, stdout);
-    const auto errors = std::size_t(
-        std::count_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::error; }));
+    const auto errors = std::size_t(std::count_if(
+        ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::error; }));
     std::printf("%s: %zu rules, %zu errors, %zu warnings\n", file.c_str(), r.rules.size(), errors, ds.size() - errors);
     return errors ? 1 : 0;
 }
@@ -240,18 +243,22 @@ std::string exclusion(const Rule& r, const Call& c)
     std::vector<std::string> why;
     if (!r.ranks.contains(std::uint64_t(c.ranks)))
         why.push_back("ranks " + range_text(r.ranks, false) + " excludes " + std::to_string(c.ranks));
-    if (!r.bytes.contains(c.bytes)) why.push_back("bytes " + range_text(r.bytes, true) + " excludes " + std::to_string(c.bytes));
+    if (!r.bytes.contains(c.bytes))
+        why.push_back("bytes " + range_text(r.bytes, true) + " excludes " + std::to_string(c.bytes));
     auto count_key = [&](const char* key, const char* option, const std::optional<Range>& range, int value) {
-        if (range && value == 0) why.push_back(key + range_text(*range, false) + " needs a known count (" + option + ")");
+        if (range && value == 0)
+            why.push_back(key + range_text(*range, false) + " needs a known count (" + option + ")");
         else if (range && !range->contains(std::uint64_t(value)))
             why.push_back(key + range_text(*range, false) + " excludes " + std::to_string(value));
     };
     count_key("nodes=", "--nodes", r.nodes, c.nodes);
     count_key("ranks_per_node=", "--ranks-per-node", r.ranks_per_node, c.ranks_per_node);
     if (r.memory && *r.memory != c.memory)
-        why.push_back(*r.memory == MemoryKind::cuda ? "memory=cuda excludes host memory" : "memory=host excludes cuda memory");
+        why.push_back(*r.memory == MemoryKind::cuda ? "memory=cuda excludes host memory"
+                                                    : "memory=host excludes cuda memory");
     if (r.commutative && *r.commutative != c.commutative)
-        why.push_back(*r.commutative ? "commutative=yes excludes a non-commutative op" : "commutative=no excludes a commutative op");
+        why.push_back(*r.commutative ? "commutative=yes excludes a non-commutative op"
+                                     : "commutative=no excludes a commutative op");
     return why.empty() ? "does not match" : "does not match: " + join(why, "; ");
 }
 
@@ -259,7 +266,7 @@ std::string exclusion(const Rule& r, const Call& c)
 struct ExplainCall {
     CallFacts facts;
     std::string forced;
-    std::uint64_t segment_size = 262144;    // coll_loom_segment_size's default
+    std::uint64_t segment_size = 262144;     // coll_loom_segment_size's default
     std::uint64_t pat_buffer_size = 1048576; // coll_loom_pat_buffer_size's default
 };
 
@@ -271,8 +278,10 @@ ExplainCall parse_call(const Args& a)
     call.collective = collective_named(a.positional[0]);
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
     call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks
-    if (const std::string* b = a.get("--bytes")) call.bytes = parse_number(*b, "--bytes", true);
-    else if (call.collective != Collective::barrier) throw UsageError("explain needs --bytes B");
+    if (const std::string* b = a.get("--bytes"))
+        call.bytes = parse_number(*b, "--bytes", true);
+    else if (call.collective != Collective::barrier)
+        throw UsageError("explain needs --bytes B");
     call.nodes = int(parse_count(a, "--nodes", 1));
     call.ranks_per_node = int(parse_count(a, "--ranks-per-node", 1));
     call.commutative = !reduces(call.collective) || a.flags.count("--non-commutative") == 0;
@@ -286,17 +295,24 @@ ExplainCall parse_call(const Args& a)
             throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
     }
     if (const std::string* g = a.get("--segment")) {
-        if (*g == "ready") call.segment = SegmentState::ready;
-        else if (*g == "not-yet") call.segment = SegmentState::not_yet;
-        else if (*g == "none") call.segment = SegmentState::none;
-        else throw UsageError("--segment must be ready, not-yet or none, found '" + *g + "'");
+        if (*g == "ready")
+            call.segment = SegmentState::ready;
+        else if (*g == "not-yet")
+            call.segment = SegmentState::not_yet;
+        else if (*g == "none")
+            call.segment = SegmentState::none;
+        else
+            throw UsageError("--segment must be ready, not-yet or none, found '" + *g + "'");
     }
     call.keep_from_open_mpi = a.flags.count("--small-int-sum") != 0;
     if (call.keep_from_open_mpi && !reduces(call.collective))
         throw UsageError("--small-int-sum applies to reductions only");
-    if (reduces(call.collective)) call.element_bytes = std::size_t(parse_number(a.get("--element-bytes") ? *a.get("--element-bytes") : "4", "--element-bytes", true));
+    if (reduces(call.collective))
+        call.element_bytes = std::size_t(
+            parse_number(a.get("--element-bytes") ? *a.get("--element-bytes") : "4", "--element-bytes", true));
     if (const std::string* v = a.get("--segment-size")) e.segment_size = parse_number(*v, "--segment-size", true);
-    if (const std::string* v = a.get("--pat-buffer-size")) e.pat_buffer_size = parse_number(*v, "--pat-buffer-size", true);
+    if (const std::string* v = a.get("--pat-buffer-size"))
+        e.pat_buffer_size = parse_number(*v, "--pat-buffer-size", true);
     return e;
 }
 
@@ -340,7 +356,9 @@ int cmd_explain(const std::vector<std::string>& in)
                                                              "change the answer: the rules decide");
     if (e.forced.empty() || !trace.empty()) {
         std::printf("%s rules, in order (%s):\n", coll.c_str(),
-                    (file ? "the rules of " + *file + " first, then loom's defaults" : std::string("loom's defaults; no --rules")).c_str());
+                    (file ? "the rules of " + *file + " first, then loom's defaults"
+                          : std::string("loom's defaults; no --rules"))
+                        .c_str());
         // Every rule of the collective up to the deciding one: those of the narrowed table
         // with decide()'s verdict, the others with the communicator key that excludes them.
         std::vector<Row> rows;
@@ -377,8 +395,9 @@ int cmd_explain(const std::vector<std::string>& in)
     if (d.leaders != nullptr)
         std::printf("  leaders: %s, from %s\n", std::string(d.leaders->name).c_str(),
                     d.leaders_source == "leaders=" ? "the rule's leaders= option"
-                    : d.leaders_source == "default" ? "the algorithm's default (no rule for one rank per node serves)"
-                                                    : ("the rules for one rank per node: " + std::string(d.leaders_source)).c_str());
+                    : d.leaders_source == "default"
+                        ? "the algorithm's default (no rule for one rank per node serves)"
+                        : ("the rules for one rank per node: " + std::string(d.leaders_source)).c_str());
     return 0;
 }
 
@@ -393,8 +412,9 @@ int cmd_show(const std::vector<std::string>& in)
     const std::string* file = a.get("--rules");
     std::vector<Row> rows = {
         {{}, "loom-rules 1"},
-        {{}, "# loom's effective rule table: " + (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) +
-                 " the built-in defaults."},
+        {{},
+         "# loom's effective rule table: " +
+             (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) + " the built-in defaults."},
         {{}, "# The first rule that matches a call and whose algorithm can serve it wins;"},
         {{}, "# fallback hands the call to Open MPI's next component."},
         {{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"}};
@@ -418,7 +438,7 @@ std::vector<std::string> needs_text(const Algorithm& a)
     if (a.needs.segment) out.push_back("a shared-memory segment");
     if (a.needs.element_in_slot)
         out.push_back(a.collective == Collective::reduce_scatter_block ? "one element per rank within a 32 KiB slot"
-                                                                        : "an element within a 32 KiB slot");
+                                                                       : "an element within a 32 KiB slot");
     return out;
 }
 
@@ -430,7 +450,8 @@ std::vector<std::string> reads_text(const Algorithm& a, bool markdown)
     std::vector<std::string> out;
     if (a.reads.segment_size) out.push_back(q + "segment=" + q + " (" + q + "coll_loom_segment_size" + q + ")");
     if (a.reads.pat_buffer) out.push_back(q + "buffer=" + q + " (" + q + "coll_loom_pat_buffer_size" + q + ")");
-    if (a.reads.leaders) out.push_back(q + "leaders=" + q + " (default " + q + std::string(a.default_leaders) + q + ")");
+    if (a.reads.leaders)
+        out.push_back(q + "leaders=" + q + " (default " + q + std::string(a.default_leaders) + q + ")");
     return out;
 }
 
@@ -468,7 +489,8 @@ int cmd_algorithms(const std::vector<std::string>& in)
             if (markdown) {
                 std::printf("| %s | `%s` | %s | %s | %s | %s |\n", name.c_str(), std::string(x.name).c_str(),
                             markdown_cell(x.summary).c_str(), markdown_cell(x.cost).c_str(),
-                            needs.empty() ? "-" : markdown_cell(needs).c_str(), reads.empty() ? "-" : markdown_cell(reads).c_str());
+                            needs.empty() ? "-" : markdown_cell(needs).c_str(),
+                            reads.empty() ? "-" : markdown_cell(reads).c_str());
                 continue;
             }
             std::printf("  %-*s  %s\n", int(width), std::string(x.name).c_str(), std::string(x.summary).c_str());
@@ -488,7 +510,8 @@ int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
-        if (std::find_if(args.begin(), args.end(), [](const std::string& s) { return s == "--help" || s == "-h"; }) != args.end()) {
+        if (std::find_if(args.begin(), args.end(), [](const std::string& s) { return s == "--help" || s == "-h"; }) !=
+            args.end()) {
             std::fputs(kUsage, stdout);
             return 0;
         }

@@ -52,14 +52,22 @@ Options parse(int argc, char** argv)
             if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
             return argv[++i];
         };
-        if (a == "--ranks") o.ranks = std::stoi(value());
-        else if (a == "--bytes") o.bytes = loom::tools::parse_size(value());
-        else if (a == "--buffer") o.buffer = loom::tools::parse_size(value());
-        else if (a == "--segment") o.segment = loom::tools::parse_size(value());
-        else if (a == "--root") o.root = std::stoi(value());
-        else if (a == "--rank") o.rank = std::stoi(value());
-        else if (a.rfind("--", 0) == 0) throw std::invalid_argument("unknown option " + a);
-        else positional.push_back(a);
+        if (a == "--ranks")
+            o.ranks = std::stoi(value());
+        else if (a == "--bytes")
+            o.bytes = loom::tools::parse_size(value());
+        else if (a == "--buffer")
+            o.buffer = loom::tools::parse_size(value());
+        else if (a == "--segment")
+            o.segment = loom::tools::parse_size(value());
+        else if (a == "--root")
+            o.root = std::stoi(value());
+        else if (a == "--rank")
+            o.rank = std::stoi(value());
+        else if (a.rfind("--", 0) == 0)
+            throw std::invalid_argument("unknown option " + a);
+        else
+            positional.push_back(a);
     }
     if (positional.size() != 2) throw std::invalid_argument("expected COLLECTIVE ALGORITHM");
     o.collective = positional[0];
@@ -79,16 +87,23 @@ const Algorithm& find(const Options& o, Collective& coll)
             if (const Algorithm* a = find_algorithm(coll, o.algorithm)) return *a;
             char names[256];
             loom_algorithm_names(loom_coll_t(c), names, sizeof names);
-            throw std::invalid_argument("no " + o.collective + " algorithm '" + o.algorithm + "' (valid: " + names + ")");
+            throw std::invalid_argument("no " + o.collective + " algorithm '" + o.algorithm + "' (valid: " + names +
+                                        ")");
         }
     throw std::invalid_argument("no collective '" + o.collective + "'");
 }
 
 void print_pat_plan(const PatPlan& plan, const char* what, std::size_t block)
 {
-    std::printf("PAT %s plan: A = %d blocks per message, D = %d; %d logarithmic + %d linear steps%s\n", what,
-                plan.aggregation, plan.subtree, [&] { int lg = 0; while ((1 << lg) < plan.aggregation) ++lg; return lg; }(),
-                plan.subtree - 1, plan.piece_bytes ? " (blocks travel in pieces)" : "");
+    std::printf(
+        "PAT %s plan: A = %d blocks per message, D = %d; %d logarithmic + %d linear steps%s\n", what, plan.aggregation,
+        plan.subtree,
+        [&] {
+            int lg = 0;
+            while ((1 << lg) < plan.aggregation) ++lg;
+            return lg;
+        }(),
+        plan.subtree - 1, plan.piece_bytes ? " (blocks travel in pieces)" : "");
     if (plan.piece_bytes != 0) std::printf("  pieces of %zu bytes\n", plan.piece_bytes);
     std::printf("  %4s  %-6s %9s %7s %10s\n", "step", "part", "distance", "blocks", "bytes");
     for (int i = 0; i < pat_step_count(plan); ++i) {
@@ -110,16 +125,22 @@ int main(int argc, char** argv)
         o = parse(argc, argv);
         algo = &find(o, coll);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "loom-schedule: %s\n"
-                             "usage: loom-schedule COLLECTIVE ALGORITHM [--ranks P] [--bytes S] [--buffer B] "
-                             "[--segment B] [--root R] [--rank R]\n", e.what());
+        std::fprintf(stderr,
+                     "loom-schedule: %s\n"
+                     "usage: loom-schedule COLLECTIVE ALGORITHM [--ranks P] [--bytes S] [--buffer B] "
+                     "[--segment B] [--root R] [--rank R]\n",
+                     e.what());
         return 2;
     }
 
     const auto P = std::size_t(o.ranks);
     // The call every rank makes, laid out as loom-sim lays it out (1-byte elements).
-    const loom::sim::Scenario shape{.algorithm = algo, .ranks = o.ranks, .bytes = o.bytes,
-                                    .segment_bytes = o.segment, .buffer_bytes = o.buffer, .root = o.root};
+    const loom::sim::Scenario shape{.algorithm = algo,
+                                    .ranks = o.ranks,
+                                    .bytes = o.bytes,
+                                    .segment_bytes = o.segment,
+                                    .buffer_bytes = o.buffer,
+                                    .root = o.root};
     const loom::sim::CallLayout layout = loom::sim::layout_call(shape, nullptr, nullptr);
     // The largest block: of the counts, or of the vector split in P (allreduce's PAT blocks).
     std::size_t max_block = layout.counts.empty() ? BlockPartition(o.bytes, o.ranks).max_length() : 0;
@@ -176,7 +197,8 @@ int main(int argc, char** argv)
         for (; i < sent[R].size() && sent[R][i].step == step; ++i) {
             // The shorter way round: rank + d, or rank - d.
             const int d = int((std::size_t(sent[R][i].peer) + P - R) % P);
-            const std::string distance = 2 * std::size_t(d) <= P ? "+" + std::to_string(d) : "-" + std::to_string(o.ranks - d);
+            const std::string distance =
+                2 * std::size_t(d) <= P ? "+" + std::to_string(d) : "-" + std::to_string(o.ranks - d);
             line += " " + distance + ": " + std::to_string(sent[R][i].bytes);
             bytes += sent[R][i].bytes;
         }

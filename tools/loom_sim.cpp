@@ -31,11 +31,10 @@ using loom::tools::parse_size;
 
 namespace {
 
-const char* const kUsage =
-    "usage: loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]\n"
-    "                (--bytes B[,B...] | --sweep LO:HI)\n"
-    "                [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]\n"
-    "                [--csv FILE] [--emit-rules FILE] [--jobs N] [--quiet]\n";
+const char* const kUsage = "usage: loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]\n"
+                           "                (--bytes B[,B...] | --sweep LO:HI)\n"
+                           "                [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]\n"
+                           "                [--csv FILE] [--emit-rules FILE] [--jobs N] [--quiet]\n";
 
 struct Options {
     std::string collective, algorithm = "all", model_path, csv, rules;
@@ -57,8 +56,8 @@ int parse_int(const std::string& what, const std::string& text, int lo, int hi)
         used = 0;
     }
     if (used != text.size() || v < lo || v > hi)
-        throw std::invalid_argument(what + " must be a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                                    ", not '" + text + "'");
+        throw std::invalid_argument(what + " must be a whole number in " + std::to_string(lo) + ".." +
+                                    std::to_string(hi) + ", not '" + text + "'");
     return int(v);
 }
 
@@ -73,7 +72,8 @@ Options parse(int argc, char** argv)
             if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
             return argv[++i];
         };
-        if (a == "--algorithm") o.algorithm = value();
+        if (a == "--algorithm")
+            o.algorithm = value();
         else if (a == "--except") {
             const std::string list = value();
             for (std::size_t at = 0; at <= list.size();) {
@@ -81,18 +81,28 @@ Options parse(int argc, char** argv)
                 if (comma > at) o.except.push_back(list.substr(at, comma - at));
                 at = comma + 1;
             }
-        }
-        else if (a == "--ranks") o.ranks = parse_int("--ranks", value(), 1, 1 << 20);
-        else if (a == "--ppn") o.ppn = parse_int("--ppn", value(), 1, 1 << 20);
-        else if (a == "--root") o.root = parse_int("--root", value(), 0, 1 << 20);
-        else if (a == "--jobs") o.jobs = parse_int("--jobs", value(), 1, 1024);
-        else if (a == "--elem-size") o.elem = std::size_t(parse_int("--elem-size", value(), 1, 64));
-        else if (a == "--model") o.model_path = value();
-        else if (a == "--segment") o.segment = parse_size(value());
-        else if (a == "--buffer") o.buffer = parse_size(value());
-        else if (a == "--csv") o.csv = value();
-        else if (a == "--emit-rules") o.rules = value();
-        else if (a == "--quiet") o.quiet = true;
+        } else if (a == "--ranks")
+            o.ranks = parse_int("--ranks", value(), 1, 1 << 20);
+        else if (a == "--ppn")
+            o.ppn = parse_int("--ppn", value(), 1, 1 << 20);
+        else if (a == "--root")
+            o.root = parse_int("--root", value(), 0, 1 << 20);
+        else if (a == "--jobs")
+            o.jobs = parse_int("--jobs", value(), 1, 1024);
+        else if (a == "--elem-size")
+            o.elem = std::size_t(parse_int("--elem-size", value(), 1, 64));
+        else if (a == "--model")
+            o.model_path = value();
+        else if (a == "--segment")
+            o.segment = parse_size(value());
+        else if (a == "--buffer")
+            o.buffer = parse_size(value());
+        else if (a == "--csv")
+            o.csv = value();
+        else if (a == "--emit-rules")
+            o.rules = value();
+        else if (a == "--quiet")
+            o.quiet = true;
         else if (a == "--bytes" || a == "--sweep") {
             if (have_sizes) throw std::invalid_argument("give one of --bytes and --sweep, once");
             have_sizes = true;
@@ -114,9 +124,12 @@ Options parse(int argc, char** argv)
         } else if (a == "--help" || a == "-h") {
             std::fputs(kUsage, stdout);
             std::exit(0);
-        } else if (a.rfind("--", 0) == 0) throw std::invalid_argument("unknown option " + a);
-        else if (o.collective.empty()) o.collective = a;
-        else throw std::invalid_argument("unexpected argument '" + a + "'");
+        } else if (a.rfind("--", 0) == 0)
+            throw std::invalid_argument("unknown option " + a);
+        else if (o.collective.empty())
+            o.collective = a;
+        else
+            throw std::invalid_argument("unexpected argument '" + a + "'");
     }
     if (o.collective.empty()) throw std::invalid_argument("no collective given");
     if (o.ranks == 0) throw std::invalid_argument("--ranks is required");
@@ -150,12 +163,14 @@ std::vector<const Algorithm*> pick_algorithms(Collective coll, const Options& o,
         const bool can = !a.needs.same_node && !left_out &&
                          !why_not(a, CallShape{o.ranks, 0, true, nodes, std::min(ppn, o.ranks)}).has_value();
         if (a.name == o.algorithm && a.needs.same_node)
-            throw std::invalid_argument(std::string(a.name) + " works through shared memory, which loom-sim does not model");
+            throw std::invalid_argument(std::string(a.name) +
+                                        " works through shared memory, which loom-sim does not model");
         if (o.algorithm == "all" ? can : a.name == o.algorithm) out.push_back(&a);
     }
     if (out.empty())
-        throw std::invalid_argument(o.algorithm == "all" ? "no " + o.collective + " algorithm can run on " + std::to_string(o.ranks) + " ranks"
-                                                         : "no " + o.collective + " algorithm '" + o.algorithm + "' (valid: " + valid + ")");
+        throw std::invalid_argument(
+            o.algorithm == "all" ? "no " + o.collective + " algorithm can run on " + std::to_string(o.ranks) + " ranks"
+                                 : "no " + o.collective + " algorithm '" + o.algorithm + "' (valid: " + valid + ")");
     return out;
 }
 
@@ -189,7 +204,8 @@ int main(int argc, char** argv)
         o = parse(argc, argv);
         coll = find_collective(o.collective);
         model = o.model_path.empty() ? flat_model(1e-6, 1e-10, 2e-10) : load_model(o.model_path);
-        if (o.model_path.empty()) model.description = "built-in flat model: 1 us, 10 GB/s, reduction 5 GB/s, one rank per node";
+        if (o.model_path.empty())
+            model.description = "built-in flat model: 1 us, 10 GB/s, reduction 5 GB/s, one rank per node";
         const int ppn = o.ppn > 0 ? o.ppn : std::max(1, model.ranks_per_node);
         algorithms = pick_algorithms(coll, o, ppn);
     } catch (const std::exception& e) {
@@ -201,8 +217,12 @@ int main(int argc, char** argv)
     spec.model = &model;
     spec.algorithms = algorithms;
     spec.sizes = o.sizes;
-    spec.shape = Scenario{.ranks = o.ranks, .ranks_per_node = o.ppn, .elem_size = o.elem,
-                          .segment_bytes = o.segment, .buffer_bytes = o.buffer, .root = o.root};
+    spec.shape = Scenario{.ranks = o.ranks,
+                          .ranks_per_node = o.ppn,
+                          .elem_size = o.elem,
+                          .segment_bytes = o.segment,
+                          .buffer_bytes = o.buffer,
+                          .root = o.root};
     spec.jobs = o.jobs;
     const auto started = std::chrono::steady_clock::now();
     auto last = started;
@@ -233,23 +253,26 @@ int main(int argc, char** argv)
     int failures = 0;
     for (const auto& p : points) {
         if (!p.error.empty()) {
-            std::printf("%10s  %-20s  failed: %s\n", format_size(p.bytes).c_str(), std::string(p.algorithm->name).c_str(),
-                        p.error.c_str());
+            std::printf("%10s  %-20s  failed: %s\n", format_size(p.bytes).c_str(),
+                        std::string(p.algorithm->name).c_str(), p.error.c_str());
             ++failures;
             continue;
         }
         const Result& r = p.result;
-        std::printf("%10s  %-20s %12.2f %10zu %10s", format_size(r.bytes).c_str(), std::string(p.algorithm->name).c_str(),
-                    r.seconds * 1e6, r.messages_max, human_bytes(double(r.bytes_sent_max)).c_str());
+        std::printf("%10s  %-20s %12.2f %10zu %10s", format_size(r.bytes).c_str(),
+                    std::string(p.algorithm->name).c_str(), r.seconds * 1e6, r.messages_max,
+                    human_bytes(double(r.bytes_sent_max)).c_str());
         for (double b : r.bytes_by_level) std::printf(" %9s", human_bytes(b).c_str());
         std::printf("\n");
     }
     const std::vector<Winner> ws = winners(points);
     if (algorithms.size() > 1) {
-        std::printf("\nwinner per size:\n%10s  %-20s %12s  %-20s %8s\n", "bytes", "fastest", "time_us", "next", "ratio");
+        std::printf("\nwinner per size:\n%10s  %-20s %12s  %-20s %8s\n", "bytes", "fastest", "time_us", "next",
+                    "ratio");
         for (const Winner& w : ws)
-            std::printf("%10s  %-20s %12.2f  %-20s %8.2f\n", format_size(w.bytes).c_str(), std::string(w.algorithm->name).c_str(),
-                        w.seconds * 1e6, w.runner_up ? std::string(w.runner_up->name).c_str() : "-",
+            std::printf("%10s  %-20s %12.2f  %-20s %8.2f\n", format_size(w.bytes).c_str(),
+                        std::string(w.algorithm->name).c_str(), w.seconds * 1e6,
+                        w.runner_up ? std::string(w.runner_up->name).c_str() : "-",
                         w.runner_up && w.seconds > 0 ? w.runner_up_seconds / w.seconds : 1.0);
     }
     std::fprintf(stderr, "loom-sim: %zu simulations in %.1f s on %d threads\n", points.size(), wall, o.jobs);
@@ -279,7 +302,8 @@ int main(int argc, char** argv)
     if (!o.rules.empty()) {
         const std::vector<std::string> comment = {
             "Generated by loom-sim on " + today() + " for " + o.collective + " on " + std::to_string(o.ranks) +
-                " ranks, " + std::to_string(nodes) + " nodes x " + std::to_string(std::min(ppn, o.ranks)) + " ranks per node,",
+                " ranks, " + std::to_string(nodes) + " nodes x " + std::to_string(std::min(ppn, o.ranks)) +
+                " ranks per node,",
             "model '" + model.name + "'" + (model.source.empty() ? "" : " (" + model.source + ")") +
                 ": predictions, not measurements.",
             "Command: " + o.command_line};

@@ -9,7 +9,6 @@
 
 #include <hwloc.h>
 
-
 namespace loom::topo {
 namespace {
 

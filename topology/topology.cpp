@@ -38,7 +38,8 @@ Layout::Layout(std::vector<Place> places, std::vector<std::string> hostnames) : 
 {
     const int P = int(places_.size());
     if (P == 0) throw std::invalid_argument("topology: no ranks");
-    if (!hostnames.empty() && int(hostnames.size()) != P) throw std::invalid_argument("topology: one host name per rank");
+    if (!hostnames.empty() && int(hostnames.size()) != P)
+        throw std::invalid_argument("topology: one host name per rank");
     int nodes = 0;
     for (const Place& p : places_) {
         if (p.node < 0 || p.node >= P) throw std::invalid_argument("topology: node index out of range");

@@ -85,10 +85,14 @@ void check_against_host(loom_op_t op, loom_type_t type)
         const bool fp = type == LOOM_TYPE_FLOAT || type == LOOM_TYPE_DOUBLE || type == LOOM_TYPE_FLOAT_COMPLEX ||
                         type == LOOM_TYPE_DOUBLE_COMPLEX || type == LOOM_TYPE_FLOAT_INT || type == LOOM_TYPE_DOUBLE_INT;
         std::vector<unsigned char> in, inout;
-        if (type == LOOM_TYPE_FLOAT) in = small_values<float>(count, 1), inout = small_values<float>(count, 2);
-        else if (type == LOOM_TYPE_DOUBLE) in = small_values<double>(count, 1), inout = small_values<double>(count, 2);
-        else if (fp) in = small_values<float>(count * elem / 4, 1), inout = small_values<float>(count * elem / 4, 2);
-        else in = bytes_for(count * elem, 1), inout = bytes_for(count * elem, 2);
+        if (type == LOOM_TYPE_FLOAT)
+            in = small_values<float>(count, 1), inout = small_values<float>(count, 2);
+        else if (type == LOOM_TYPE_DOUBLE)
+            in = small_values<double>(count, 1), inout = small_values<double>(count, 2);
+        else if (fp)
+            in = small_values<float>(count * elem / 4, 1), inout = small_values<float>(count * elem / 4, 2);
+        else
+            in = bytes_for(count * elem, 1), inout = bytes_for(count * elem, 2);
         if (type == LOOM_TYPE_BOOL)
             for (auto* v : {&in, &inout})
                 for (auto& b : *v) b &= 1;
@@ -141,8 +145,10 @@ void check_half(int type)
     for (int op : {LOOM_OP_SUM, LOOM_OP_PROD, LOOM_OP_MIN, LOOM_OP_MAX}) {
         std::vector<float> want(count);
         for (std::size_t i = 0; i < count; ++i)
-            want[i] = op == LOOM_OP_SUM ? a[i] + b[i] : op == LOOM_OP_PROD ? a[i] * b[i]
-                    : op == LOOM_OP_MIN ? (a[i] < b[i] ? a[i] : b[i]) : (a[i] > b[i] ? a[i] : b[i]);
+            want[i] = op == LOOM_OP_SUM    ? a[i] + b[i]
+                      : op == LOOM_OP_PROD ? a[i] * b[i]
+                      : op == LOOM_OP_MIN  ? (a[i] < b[i] ? a[i] : b[i])
+                                           : (a[i] > b[i] ? a[i] : b[i]);
         if (on_device(op, type, encode(a), encode(b), count) != encode(want)) {
             std::printf("FAIL: op %d on %s\n", op, type == LOOM_CUDA_TYPE_HALF ? "half" : "bfloat16");
             ++failures;

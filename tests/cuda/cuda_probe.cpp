@@ -42,8 +42,8 @@ int main(int argc, char** argv)
         return 1;
     }
     int missing = 0;
-    const int arith_types[] = {LOOM_TYPE_INT8,  LOOM_TYPE_UINT8,  LOOM_TYPE_INT16, LOOM_TYPE_UINT16,
-                               LOOM_TYPE_INT32, LOOM_TYPE_UINT32, LOOM_TYPE_INT64, LOOM_TYPE_UINT64,
+    const int arith_types[] = {LOOM_TYPE_INT8,  LOOM_TYPE_UINT8,  LOOM_TYPE_INT16,     LOOM_TYPE_UINT16,
+                               LOOM_TYPE_INT32, LOOM_TYPE_UINT32, LOOM_TYPE_INT64,     LOOM_TYPE_UINT64,
                                LOOM_TYPE_FLOAT, LOOM_TYPE_DOUBLE, LOOM_CUDA_TYPE_HALF, LOOM_CUDA_TYPE_BFLOAT16};
     for (int type : arith_types)
         for (int op : {LOOM_OP_SUM, LOOM_OP_PROD, LOOM_OP_MIN, LOOM_OP_MAX})

@@ -35,14 +35,14 @@ namespace {
 int rank = 0, size = 1;
 int failures = 0;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            ++failures;                                                                         \
-            std::fprintf(stderr, "rank %d: FAILED %s: ", rank, #cond);                        \
-            std::fprintf(stderr, __VA_ARGS__);                                                  \
-            std::fprintf(stderr, "\n");                                                         \
-        }                                                                                       \
+#define CHECK(cond, ...)                                               \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            ++failures;                                                \
+            std::fprintf(stderr, "rank %d: FAILED %s: ", rank, #cond); \
+            std::fprintf(stderr, __VA_ARGS__);                         \
+            std::fprintf(stderr, "\n");                                \
+        }                                                              \
     } while (0)
 
 // Where the "device" buffers come from.
@@ -212,7 +212,8 @@ void test_allreduce(const std::string& algo)
             auto back = s.read<std::int32_t>(n);
             for (std::size_t i = 0; i < n; ++i)
                 if (out[i] != total(i)) {
-                    CHECK(out[i] == total(i), "allreduce %s n=%zu in_place=%d i=%zu: %d", algo.c_str(), n, in_place, i, out[i]);
+                    CHECK(out[i] == total(i), "allreduce %s n=%zu in_place=%d i=%zu: %d", algo.c_str(), n, in_place, i,
+                          out[i]);
                     break;
                 }
             if (!in_place) CHECK(back == in, "allreduce %s wrote its send buffer", algo.c_str());
@@ -253,12 +254,15 @@ void test_reduce_scatter(bool block, const std::string& algo)
             auto in = input(rank, all);
             Buf s(all * 4, in.data()), r((in_place ? all : mine) * 4, in_place ? in.data() : nullptr);
             const void* sb = in_place ? MPI_IN_PLACE : s.p;
-            if (block) MPI_Reduce_scatter_block(sb, r.p, int(k), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
-            else MPI_Reduce_scatter(sb, r.p, counts.data(), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            if (block)
+                MPI_Reduce_scatter_block(sb, r.p, int(k), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            else
+                MPI_Reduce_scatter(sb, r.p, counts.data(), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
             auto out = r.read<std::int32_t>(mine);
             for (std::size_t i = 0; i < mine; ++i)
                 if (out[i] != total(first + i)) {
-                    CHECK(out[i] == total(first + i), "reduce_scatter%s %s k=%zu i=%zu", block ? "_block" : "", algo.c_str(), k, i);
+                    CHECK(out[i] == total(first + i), "reduce_scatter%s %s k=%zu i=%zu", block ? "_block" : "",
+                          algo.c_str(), k, i);
                     break;
                 }
         }
@@ -271,30 +275,33 @@ void test_allgather(bool v, const std::string& algo)
     // run, so loom gathers on a host copy of the device buffer, and the gaps keep their bytes.
     for (std::size_t k : {std::size_t(3), large(100000)})
         for (int gap : v ? std::vector<int>{0, 7} : std::vector<int>{0})
-        for (bool in_place : {false, true}) {
-            std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-            int next = 0;
-            for (int i = 0; i < size; ++i) {
-                counts[std::size_t(i)] = int(v ? (std::size_t(i % 3) + 1) * k : k);
-                next += gap;
-                displs[std::size_t(i)] = next;
-                next += counts[std::size_t(i)];
+            for (bool in_place : {false, true}) {
+                std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+                int next = 0;
+                for (int i = 0; i < size; ++i) {
+                    counts[std::size_t(i)] = int(v ? (std::size_t(i % 3) + 1) * k : k);
+                    next += gap;
+                    displs[std::size_t(i)] = next;
+                    next += counts[std::size_t(i)];
+                }
+                const std::size_t mine = std::size_t(counts[std::size_t(rank)]);
+                std::vector<unsigned char> expected(static_cast<std::size_t>(next), 0xA5), own(mine);
+                for (int i = 0; i < size; ++i)
+                    for (int b = 0; b < counts[std::size_t(i)]; ++b)
+                        expected[std::size_t(displs[std::size_t(i)] + b)] = byte_of(i, std::size_t(b));
+                for (std::size_t b = 0; b < mine; ++b) own[b] = byte_of(rank, b);
+                std::vector<unsigned char> init(std::size_t(next), 0xA5);
+                if (in_place) std::memcpy(init.data() + displs[std::size_t(rank)], own.data(), mine);
+                Buf s(mine, own.data()), r(std::size_t(next), init.data());
+                const void* sb = in_place ? MPI_IN_PLACE : s.p;
+                if (v)
+                    MPI_Allgatherv(sb, int(mine), MPI_BYTE, r.p, counts.data(), displs.data(), MPI_BYTE,
+                                   MPI_COMM_WORLD);
+                else
+                    MPI_Allgather(sb, int(mine), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
+                CHECK(r.read<unsigned char>(std::size_t(next)) == expected, "allgather%s %s k=%zu gap=%d in_place=%d",
+                      v ? "v" : "", algo.c_str(), k, gap, in_place);
             }
-            const std::size_t mine = std::size_t(counts[std::size_t(rank)]);
-            std::vector<unsigned char> expected(static_cast<std::size_t>(next), 0xA5), own(mine);
-            for (int i = 0; i < size; ++i)
-                for (int b = 0; b < counts[std::size_t(i)]; ++b)
-                    expected[std::size_t(displs[std::size_t(i)] + b)] = byte_of(i, std::size_t(b));
-            for (std::size_t b = 0; b < mine; ++b) own[b] = byte_of(rank, b);
-            std::vector<unsigned char> init(std::size_t(next), 0xA5);
-            if (in_place) std::memcpy(init.data() + displs[std::size_t(rank)], own.data(), mine);
-            Buf s(mine, own.data()), r(std::size_t(next), init.data());
-            const void* sb = in_place ? MPI_IN_PLACE : s.p;
-            if (v) MPI_Allgatherv(sb, int(mine), MPI_BYTE, r.p, counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
-            else MPI_Allgather(sb, int(mine), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
-            CHECK(r.read<unsigned char>(std::size_t(next)) == expected, "allgather%s %s k=%zu gap=%d in_place=%d",
-                  v ? "v" : "", algo.c_str(), k, gap, in_place);
-        }
 }
 
 void test_bcast(const std::string& algo)
@@ -419,11 +426,13 @@ int main(int argc, char** argv)
     FakeDeviceMemory fake;
     CudaMemory cuda;
     int usable = 1; // 1 usable, 0 skip, -1 error
-    if (kind == "host") mem = &host;
+    if (kind == "host")
+        mem = &host;
     else if (kind == "fake") {
         mem = &fake;
         if (!fake.open()) {
-            std::fprintf(stderr, "rank %d: --memory fake needs LOOM_TEST_FAKE_DEVICE=START:BYTES, mappable here\n", rank);
+            std::fprintf(stderr, "rank %d: --memory fake needs LOOM_TEST_FAKE_DEVICE=START:BYTES, mappable here\n",
+                         rank);
             usable = -1;
         }
     } else if (kind == "cuda") {
@@ -449,7 +458,8 @@ int main(int argc, char** argv)
     auto done = [&] {
         if (kind == "fake") fake.reset();
     };
-    for (const char* a : {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm"}) {
+    for (const char* a :
+         {"", "ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm"}) {
         test_allreduce(a);
         done();
     }

@@ -56,7 +56,8 @@ void check_choice(const std::vector<const std::vector<Rule>*>& tables, const Cal
     }
     if (!matches(*r, call)) fail("choose() returned a rule that does not match", r->source);
     const Algorithm* a = find_algorithm(r->collective, r->algorithm);
-    if (!r->is_fallback() && (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})))
+    if (!r->is_fallback() &&
+        (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})))
         fail("choose() returned a rule whose algorithm cannot serve the call", r->source);
     // A fallback rule ends the search: no later rule may have been considered.
     if (trace.empty() || trace.back().rule != r || !chosen(trace.back()))
@@ -87,7 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     int previous_line = 0;
     for (const Rule& r : result.rules) {
         if (r.is_fallback()) {
-            if (r.fallback_reason.find(r.source) == std::string::npos) fail("a fallback rule's reason does not name it", r.source);
+            if (r.fallback_reason.find(r.source) == std::string::npos)
+                fail("a fallback rule's reason does not name it", r.source);
             if (r.segment_bytes != 0 || r.buffer_bytes != 0) fail("a fallback rule with options", r.source);
         } else if (find_algorithm(r.collective, r.algorithm) == nullptr) {
             fail("a rule names no algorithm", r.source);
@@ -95,13 +97,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (r.ranks.lo > r.ranks.hi || r.bytes.lo > r.bytes.hi) fail("a rule with an empty range", r.source);
         if ((r.nodes && r.nodes->lo > r.nodes->hi) || (r.ranks_per_node && r.ranks_per_node->lo > r.ranks_per_node->hi))
             fail("a rule with an empty key range", r.source);
-        if (r.source != std::string(file) + ":" + std::to_string(r.line)) fail("a rule's source is not FILE:LINE", r.source);
-        if (r.line <= previous_line || std::size_t(r.line) > lines) fail("rule lines out of order or off the input", r.source);
+        if (r.source != std::string(file) + ":" + std::to_string(r.line))
+            fail("a rule's source is not FILE:LINE", r.source);
+        if (r.line <= previous_line || std::size_t(r.line) > lines)
+            fail("rule lines out of order or off the input", r.source);
         previous_line = r.line;
     }
 
     for (const Diagnostic& d : lint(result.rules, file))
-        if (d.severity != Diagnostic::Severity::warning || d.line < 1) fail("lint() produced a bad diagnostic", d.to_string());
+        if (d.severity != Diagnostic::Severity::warning || d.line < 1)
+            fail("lint() produced a bad diagnostic", d.to_string());
 
     // A couple of calls: user rules first, then the defaults, as the component consults them.
     // The calls' shape comes from the input's last bytes, so the fuzzer can steer them.

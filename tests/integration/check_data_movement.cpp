@@ -25,7 +25,8 @@ void check_allgather(const Setting& s)
             if (in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(n * std::size_t(s.rank)));
             const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
             expect_call(s, "allgather", count == 0 ? Expect::untouched : Expect::served, name, [&] {
-                MPI_Allgather(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
+                MPI_Allgather(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT,
+                              s.comm);
             });
             for (int r = 0; r < s.size; ++r)
                 for (std::size_t i = 0; i < n; ++i)
@@ -42,9 +43,8 @@ void check_allgather(const Setting& s)
         std::vector<int> send(2 * n), recv(3 * n * std::size_t(s.size), kUntouched);
         for (std::size_t i = 0; i < 2 * n; ++i) send[i] = value(s.rank, i);
         const std::string name = "vector receive type, count=" + std::to_string(count);
-        expect_call(s, "allgather", Expect::served, name, [&] {
-            MPI_Allgather(send.data(), 2 * count, MPI_INT, recv.data(), count, types.vector, s.comm);
-        });
+        expect_call(s, "allgather", Expect::served, name,
+                    [&] { MPI_Allgather(send.data(), 2 * count, MPI_INT, recv.data(), count, types.vector, s.comm); });
         bool ok = true;
         for (int r = 0; r < s.size && ok; ++r)
             for (std::size_t e = 0; e < n && ok; ++e) {
@@ -82,7 +82,7 @@ void check_allgatherv(const Setting& s)
                     MPI_Allgatherv(in_place ? MPI_IN_PLACE : send.data(), mine, MPI_INT, recv.data(), counts.data(),
                                    displs.data(), MPI_INT, s.comm);
                 });
-                (void) any;
+                (void)any;
                 bool ok = recv.back() == kUntouched;
                 for (int r = 0; r < s.size && ok; ++r) {
                     const std::size_t d = std::size_t(displs[std::size_t(r)]);
@@ -118,7 +118,8 @@ void check_bcast(const Setting& s)
         if (s.rank == root)
             for (std::size_t e = 0; e < n; ++e) buf[4 * e] = value(root, e), buf[4 * e + 2] = -value(root, e);
         const std::string name = "resized vector count=" + std::to_string(count);
-        expect_call(s, "bcast", Expect::served, name, [&] { MPI_Bcast(buf.data(), count, types.padded, root, s.comm); });
+        expect_call(s, "bcast", Expect::served, name,
+                    [&] { MPI_Bcast(buf.data(), count, types.padded, root, s.comm); });
         bool ok = true;
         for (std::size_t e = 0; e < n && ok; ++e)
             ok = buf[4 * e] == value(root, e) && buf[4 * e + 2] == -value(root, e) && buf[4 * e + 1] == kUntouched &&
@@ -162,7 +163,8 @@ void check_alltoall(const Setting& s)
             if (in_place) recv = send;
             const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
             expect_call(s, "alltoall", count == 0 ? Expect::untouched : Expect::served, name, [&] {
-                MPI_Alltoall(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
+                MPI_Alltoall(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT,
+                             s.comm);
             });
             bool ok = true;
             for (std::size_t from = 0; from < P && ok; ++from)

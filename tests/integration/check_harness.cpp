@@ -46,9 +46,9 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     // still checked): one that needs one node across nodes, equal nodes on unequal ones, a
     // shared segment where loom may set up none.
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
-    const bool cannot_serve = forced != nullptr && ((forced->needs.same_node && s.nodes > 1) ||
-                                                    (forced->needs.equal_nodes && !s.equal_nodes) ||
-                                                    (forced->needs.segment && !s.segments));
+    const bool cannot_serve =
+        forced != nullptr && ((forced->needs.same_node && s.nodes > 1) ||
+                              (forced->needs.equal_nodes && !s.equal_nodes) || (forced->needs.segment && !s.segments));
     if (expect == Expect::served && cannot_serve) expect = Expect::declined;
     if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();
@@ -114,8 +114,8 @@ void user_matmul(void* in, void* inout, int* len, MPI_Datatype*)
     auto* a = static_cast<std::uint32_t*>(in);
     auto* b = static_cast<std::uint32_t*>(inout);
     for (int e = 0; e < *len; ++e, a += 4, b += 4) {
-        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                                    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                                    a[2] * b[1] + a[3] * b[3]};
         std::memcpy(b, c, sizeof c);
     }
 }

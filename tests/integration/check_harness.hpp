@@ -29,8 +29,8 @@ struct Setting {
     MPI_Comm comm;
     int rank;
     int size;
-    std::string algorithm; // "" = loom's own choice
-    int nodes = 1;         // nodes the communicator spans: shm declines every call on several
+    std::string algorithm;   // "" = loom's own choice
+    int nodes = 1;           // nodes the communicator spans: shm declines every call on several
     bool equal_nodes = true; // every node the same number of ranks, else hierarchical_rs declines
     bool segments = true;    // loom may set up shared segments (coll_loom_shm_max_mib > 0), else shm declines
 };
@@ -104,12 +104,33 @@ T input(MPI_Op op, int r, std::size_t i)
     return T(v - 4);
 }
 
-template <class T> MPI_Datatype mpi_type();
-template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
-template <> inline MPI_Datatype mpi_type<std::int64_t>() { return MPI_INT64_T; }
-template <> inline MPI_Datatype mpi_type<std::uint8_t>() { return MPI_UINT8_T; }
-template <> inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
-template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+inline MPI_Datatype mpi_type<int>()
+{
+    return MPI_INT;
+}
+template <>
+inline MPI_Datatype mpi_type<std::int64_t>()
+{
+    return MPI_INT64_T;
+}
+template <>
+inline MPI_Datatype mpi_type<std::uint8_t>()
+{
+    return MPI_UINT8_T;
+}
+template <>
+inline MPI_Datatype mpi_type<float>()
+{
+    return MPI_FLOAT;
+}
+template <>
+inline MPI_Datatype mpi_type<double>()
+{
+    return MPI_DOUBLE;
+}
 
 // ---- user-defined ops ----
 // Commutative sum on MPI_INT.

@@ -14,7 +14,7 @@ struct OpCase {
     MPI_Op op;
     const char* name;
 };
-const std::vector<OpCase> kIntOps = {{MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"},  {MPI_MAX, "MAX"},
+const std::vector<OpCase> kIntOps = {{MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"},   {MPI_MAX, "MAX"},
                                      {MPI_LAND, "LAND"}, {MPI_LOR, "LOR"},   {MPI_LXOR, "LXOR"}, {MPI_BAND, "BAND"},
                                      {MPI_BOR, "BOR"},   {MPI_BXOR, "BXOR"}};
 const std::vector<OpCase> kFloatOps = {{MPI_SUM, "SUM"}, {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"}, {MPI_MAX, "MAX"}};
@@ -56,8 +56,10 @@ void allreduce_predefined(const Setting& s, const std::vector<OpCase>& ops)
                 const bool kept = std::is_integral_v<T> && sizeof(T) <= 2 && op.op == MPI_SUM;
                 const Expect expect = count == 0 ? Expect::untouched : kept ? Expect::kept : Expect::served;
                 expect_call(s, "allreduce", expect, name, [&] {
-                    if (in_place) MPI_Allreduce(MPI_IN_PLACE, send.data(), count, mpi_type<T>(), op.op, s.comm);
-                    else MPI_Allreduce(send.data(), recv.data(), count, mpi_type<T>(), op.op, s.comm);
+                    if (in_place)
+                        MPI_Allreduce(MPI_IN_PLACE, send.data(), count, mpi_type<T>(), op.op, s.comm);
+                    else
+                        MPI_Allreduce(send.data(), recv.data(), count, mpi_type<T>(), op.op, s.comm);
                 });
                 if (!same<T>((in_place ? send : recv).data(), op.op, s.size, 0, std::size_t(count)))
                     fail(s, "allreduce" + name + ": wrong result");
@@ -110,8 +112,10 @@ void allreduce_holey(const Setting& s)
                 const std::string what = std::string("user op on ") + (ints == 3 ? "vector" : "resized vector") +
                                          " count=" + std::to_string(count) + (in_place ? " in-place" : "");
                 expect_call(s, "allreduce", Expect::served, what, [&] {
-                    if (in_place) MPI_Allreduce(MPI_IN_PLACE, send.data(), count, type, op, s.comm);
-                    else MPI_Allreduce(send.data(), recv.data(), count, type, op, s.comm);
+                    if (in_place)
+                        MPI_Allreduce(MPI_IN_PLACE, send.data(), count, type, op, s.comm);
+                    else
+                        MPI_Allreduce(send.data(), recv.data(), count, type, op, s.comm);
                 });
                 const std::vector<int>& got = in_place ? send : recv;
                 const int ranks = s.size * (s.size - 1) / 2;
@@ -187,7 +191,8 @@ struct SmallInt {
 };
 
 template <class U>
-std::vector<unsigned char> small_int_reference(MPI_Op op, int size, std::size_t count, const std::function<U(int, std::size_t)>& value)
+std::vector<unsigned char> small_int_reference(MPI_Op op, int size, std::size_t count,
+                                               const std::function<U(int, std::size_t)>& value)
 {
     std::vector<unsigned char> out(count * sizeof(U));
     for (std::size_t i = 0; i < count; ++i) {
@@ -200,12 +205,19 @@ std::vector<unsigned char> small_int_reference(MPI_Op op, int size, std::size_t 
 
 void allreduce_small_ints(const Setting& s)
 {
-    const std::vector<SmallInt> types = {
-        {MPI_CHAR, "CHAR", 1},           {MPI_SIGNED_CHAR, "SIGNED_CHAR", 1}, {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", 1},
-        {MPI_INT8_T, "INT8_T", 1},       {MPI_UINT8_T, "UINT8_T", 1},         {MPI_BYTE, "BYTE", 1},
-        {MPI_INTEGER1, "INTEGER1", 1},   {MPI_CHARACTER, "CHARACTER", 1},     {MPI_SHORT, "SHORT", 2},
-        {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", 2}, {MPI_INT16_T, "INT16_T", 2}, {MPI_UINT16_T, "UINT16_T", 2},
-        {MPI_INTEGER2, "INTEGER2", 2}};
+    const std::vector<SmallInt> types = {{MPI_CHAR, "CHAR", 1},
+                                         {MPI_SIGNED_CHAR, "SIGNED_CHAR", 1},
+                                         {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", 1},
+                                         {MPI_INT8_T, "INT8_T", 1},
+                                         {MPI_UINT8_T, "UINT8_T", 1},
+                                         {MPI_BYTE, "BYTE", 1},
+                                         {MPI_INTEGER1, "INTEGER1", 1},
+                                         {MPI_CHARACTER, "CHARACTER", 1},
+                                         {MPI_SHORT, "SHORT", 2},
+                                         {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", 2},
+                                         {MPI_INT16_T, "INT16_T", 2},
+                                         {MPI_UINT16_T, "UINT16_T", 2},
+                                         {MPI_INTEGER2, "INTEGER2", 2}};
     // Values near the top of the range, so sums overflow at any rank count; products of odd
     // values wrap too.
     auto byte_value = [](int r, std::size_t i) { return std::uint8_t(120 + 61 * r + 7 * i); };
@@ -216,7 +228,8 @@ void allreduce_small_ints(const Setting& s)
                 const std::size_t n = std::size_t(count);
                 std::vector<unsigned char> send(n * t.bytes), recv(n * t.bytes, 0x77), expected;
                 for (std::size_t i = 0; i < n; ++i) {
-                    if (t.bytes == 1) send[i] = byte_value(s.rank, i);
+                    if (t.bytes == 1)
+                        send[i] = byte_value(s.rank, i);
                     else {
                         const std::uint16_t v = word_value(s.rank, i);
                         std::memcpy(&send[2 * i], &v, 2);
@@ -249,7 +262,8 @@ void check_allreduce(const Setting& s)
     MPI_Op sum;
     MPI_Op_create(user_int_sum, 1, &sum);
     for (int count : {1, s.size, 1000}) {
-        std::vector<int> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count)), expected(std::size_t(count), 0);
+        std::vector<int> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count)),
+            expected(std::size_t(count), 0);
         for (int i = 0; i < count; ++i) {
             send[std::size_t(i)] = i * (s.rank + 1);
             for (int r = 0; r < s.size; ++r) expected[std::size_t(i)] += i * (r + 1);
@@ -268,7 +282,8 @@ void check_allreduce(const Setting& s)
         const std::string what = "non-commutative matmul count=" + std::to_string(count);
         expect_call(s, "allreduce", matmul_expect(s, "allreduce"), what,
                     [&] { MPI_Allreduce(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
-        if (recv != matmul_reference(s.size, 0, std::size_t(count))) fail(s, "allreduce " + what + ": not the rank-ordered product");
+        if (recv != matmul_reference(s.size, 0, std::size_t(count)))
+            fail(s, "allreduce " + what + ": not the rank-ordered product");
     }
 }
 
@@ -295,7 +310,8 @@ void check_reduce(const Setting& s)
         for (int count : {1, s.size + 1, 333}) {
             auto send = matmul_input(s.rank, std::size_t(count));
             std::vector<std::uint32_t> recv(send.size());
-            const std::string what = "non-commutative matmul count=" + std::to_string(count) + " root=" + std::to_string(root);
+            const std::string what =
+                "non-commutative matmul count=" + std::to_string(count) + " root=" + std::to_string(root);
             expect_call(s, "reduce", matmul_expect(s, "reduce"), what,
                         [&] { MPI_Reduce(send.data(), recv.data(), count, mm.type, mm.op, root, s.comm); });
             if (s.rank == root && recv != matmul_reference(s.size, 0, std::size_t(count)))
@@ -323,8 +339,10 @@ void reduce_scatter_case(const Setting& s, const char* collective, const std::ve
     const std::string name = label + (in_place ? " in-place" : "");
     expect_call(s, collective, all_zero ? Expect::untouched : Expect::served, name, [&] {
         const void* sb = in_place ? MPI_IN_PLACE : send.data();
-        if (block) MPI_Reduce_scatter_block(sb, recv.data(), counts[0], MPI_INT, op, s.comm);
-        else MPI_Reduce_scatter(sb, recv.data(), counts.data(), MPI_INT, op, s.comm);
+        if (block)
+            MPI_Reduce_scatter_block(sb, recv.data(), counts[0], MPI_INT, op, s.comm);
+        else
+            MPI_Reduce_scatter(sb, recv.data(), counts.data(), MPI_INT, op, s.comm);
     });
     if (!same<int>(recv.data(), op, s.size, first, std::size_t(counts[std::size_t(s.rank)])))
         fail(s, std::string(collective) + " " + name + ": wrong block");
@@ -341,23 +359,25 @@ void check_reduce_scatter_block(const Setting& s)
                                     op, "count=" + std::to_string(count) + (op == MPI_SUM ? " SUM" : " BXOR"));
     MatmulSetup mm;
     std::vector<std::uint32_t> send = matmul_input(s.rank, std::size_t(s.size) * 3), recv(12);
-    expect_call(s, "reduce_scatter_block", matmul_expect(s, "reduce_scatter_block"), "non-commutative matmul", [&] {
-        MPI_Reduce_scatter_block(send.data(), recv.data(), 3, mm.type, mm.op, s.comm);
-    });
-    if (recv != matmul_reference(s.size, std::size_t(s.rank) * 3, 3)) fail(s, "reduce_scatter_block matmul: wrong block");
+    expect_call(s, "reduce_scatter_block", matmul_expect(s, "reduce_scatter_block"), "non-commutative matmul",
+                [&] { MPI_Reduce_scatter_block(send.data(), recv.data(), 3, mm.type, mm.op, s.comm); });
+    if (recv != matmul_reference(s.size, std::size_t(s.rank) * 3, 3))
+        fail(s, "reduce_scatter_block matmul: wrong block");
 }
 
 void check_reduce_scatter(const Setting& s)
 {
     // Irregular blocks, some empty, one large.
     std::vector<int> irregular(std::size_t(s.size));
-    for (int i = 0; i < s.size; ++i) irregular[std::size_t(i)] = (i % 3 == 1) ? 0 : (i * 7 + 1) % 23 + (i == 0 ? 5000 : 0);
+    for (int i = 0; i < s.size; ++i)
+        irregular[std::size_t(i)] = (i % 3 == 1) ? 0 : (i * 7 + 1) % 23 + (i == 0 ? 5000 : 0);
     std::vector<int> one_nonempty(std::size_t(s.size), 0);
     one_nonempty[std::size_t(s.size - 1)] = 101;
     for (bool in_place : {false, true}) {
         reduce_scatter_case(s, "reduce_scatter", irregular, in_place, MPI_SUM, "irregular");
         reduce_scatter_case(s, "reduce_scatter", one_nonempty, in_place, MPI_SUM, "one non-empty block");
-        reduce_scatter_case(s, "reduce_scatter", std::vector<int>(std::size_t(s.size), 17), in_place, MPI_MAX, "uniform 17");
+        reduce_scatter_case(s, "reduce_scatter", std::vector<int>(std::size_t(s.size), 17), in_place, MPI_MAX,
+                            "uniform 17");
     }
     // Non-commutative, irregular blocks: declined by every reduce_scatter algorithm, and the
     // fallback must still give each rank its block of the rank-ordered product.
@@ -370,9 +390,8 @@ void check_reduce_scatter(const Setting& s)
         total += std::size_t(counts[std::size_t(i)]);
     }
     std::vector<std::uint32_t> send = matmul_input(s.rank, total), recv(4 * std::size_t(counts[std::size_t(s.rank)]));
-    expect_call(s, "reduce_scatter", matmul_expect(s, "reduce_scatter"), "non-commutative matmul, irregular", [&] {
-        MPI_Reduce_scatter(send.data(), recv.data(), counts.data(), mm.type, mm.op, s.comm);
-    });
+    expect_call(s, "reduce_scatter", matmul_expect(s, "reduce_scatter"), "non-commutative matmul, irregular",
+                [&] { MPI_Reduce_scatter(send.data(), recv.data(), counts.data(), mm.type, mm.op, s.comm); });
     if (recv != matmul_reference(s.size, first, std::size_t(counts[std::size_t(s.rank)])))
         fail(s, "reduce_scatter matmul: wrong block");
 }

@@ -20,7 +20,7 @@ namespace check {
 extern int failures;
 extern int cases;
 extern int handed_on; // calls of loom's own choice handed on by a fallback rule (check_harness.cpp)
-}
+} // namespace check
 
 namespace {
 
@@ -100,8 +100,10 @@ int main(int argc, char** argv)
         if (only != nullptr && name != only) continue;
         for (const std::string& forced : forced_names(c.collective)) {
             const std::string algorithm = force(name.c_str(), forced);
-            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size, segments});
-            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes, split_nodes * split_most == split_size, segments});
+            c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size,
+                                   segments});
+            c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes,
+                                   split_nodes * split_most == split_size, segments});
         }
         force(name.c_str(), "");
     }

@@ -160,17 +160,21 @@ int main(int argc, char** argv)
         fail("resident memory grew by " + std::to_string(rss - rss0) + " KiB over " + std::to_string(cycles - warm_up) +
              " cycles (" + std::to_string(rss0) + " -> " + std::to_string(rss) + " KiB)");
     if (fds > fds0) fail("open descriptors grew from " + std::to_string(fds0) + " to " + std::to_string(fds));
-    if (maps > pool) fail(std::to_string(maps) + " loom segments still mapped, more than coll_loom_shm_pool=" + std::to_string(pool));
+    if (maps > pool)
+        fail(std::to_string(maps) +
+             " loom segments still mapped, more than coll_loom_shm_pool=" + std::to_string(pool));
     // Every allreduce of the dup cycles (40 each) is served: served or handed on by a fallback
     // rule would both be loom's choice, so require most of them.
-    if (size >= 2 && served < (unsigned long long)(cycles / 2) * 40) fail("loom served only " + std::to_string(served) + " allreduces");
+    if (size >= 2 && served < (unsigned long long)(cycles / 2) * 40)
+        fail("loom served only " + std::to_string(served) + " allreduces");
 
     long all_failures = 0;
     MPI_Reduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        std::printf("comm_cycles_check np=%d: %d cycles; rank 0 after the warm-up -> at the end: resident %ld -> %ld KiB, "
-                    "descriptors %d -> %d, loom segments mapped %d -> %d (pool %d); %llu allreduces served; %ld failures\n",
-                    size, cycles, rss0, rss, fds0, fds, maps0, maps, pool, served, all_failures);
+        std::printf(
+            "comm_cycles_check np=%d: %d cycles; rank 0 after the warm-up -> at the end: resident %ld -> %ld KiB, "
+            "descriptors %d -> %d, loom segments mapped %d -> %d (pool %d); %llu allreduces served; %ld failures\n",
+            size, cycles, rss0, rss, fds0, fds, maps0, maps, pool, served, all_failures);
     MPI_Finalize();
     return all_failures == 0 ? 0 : 1;
 }

@@ -80,8 +80,7 @@ std::vector<Variant> variants_of(loom::Collective c)
         const std::string name(a.name);
         variants.push_back({name, name});
         if (a.reads.pat_buffer) variants.push_back({name + "@256", name, 256});
-        if (a.reads.segment_size)
-            variants.push_back({name + " segment=4096", name, std::size_t(1) << 20, 4096});
+        if (a.reads.segment_size) variants.push_back({name + " segment=4096", name, std::size_t(1) << 20, 4096});
     }
     return variants;
 }
@@ -121,7 +120,8 @@ int main(int argc, char** argv)
     exact::totals.print_limit = std::max(3, 30 / size);
     for (int i = 1; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
-        if (std::strcmp(argv[i], "--max-fail") == 0) exact::totals.print_limit = (std::atoi(argv[i + 1]) + size - 1) / size;
+        if (std::strcmp(argv[i], "--max-fail") == 0)
+            exact::totals.print_limit = (std::atoi(argv[i + 1]) + size - 1) / size;
     }
     exact::make_types();
 
@@ -141,16 +141,20 @@ int main(int argc, char** argv)
             const loom::Algorithm* forced = force(c.collective, v);
             const std::string& label = v.label;
             exact::totals.calls_servable = exact::totals.calls_served = 0;
-            const Setting world{MPI_COMM_WORLD, "world", rank, size, world_nodes, world_most, c.collective, forced, label};
-            const Setting part{split, "split", split_rank, split_size, split_nodes, split_most, c.collective, forced, label};
+            const Setting world{MPI_COMM_WORLD, "world",      rank,   size, world_nodes,
+                                world_most,     c.collective, forced, label};
+            const Setting part{split,      "split",      split_rank, split_size, split_nodes,
+                               split_most, c.collective, forced,     label};
             c.check(world);
             c.check(part);
             // A forced algorithm that can serve some of these calls must have served some.
             if (forced != nullptr && exact::totals.calls_servable > 0) {
                 ++exact::totals.checks;
                 if (exact::totals.calls_served == 0)
-                    exact::fail(world, "served none of the " + std::to_string(exact::totals.calls_servable) +
-                                           " calls it can serve (all handed to Open MPI)", "nothing served");
+                    exact::fail(world,
+                                "served none of the " + std::to_string(exact::totals.calls_servable) +
+                                    " calls it can serve (all handed to Open MPI)",
+                                "nothing served");
             }
         }
         force(c.collective, Variant{"", ""});

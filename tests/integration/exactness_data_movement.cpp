@@ -64,7 +64,8 @@ void allgatherv_case(const Setting& s, const std::vector<int>& counts, const std
     Buffer recv("receive buffer", std::size_t(next) * ext, 2 + unsigned(s.rank) * 8);
     recv.outside("a gap between allgatherv blocks");
     std::unique_ptr<Buffer> send;
-    if (in_place) put_block(recv, std::size_t(displs[std::size_t(s.rank)]) * ext, recv_side, s.rank, -1);
+    if (in_place)
+        put_block(recv, std::size_t(displs[std::size_t(s.rank)]) * ext, recv_side, s.rank, -1);
     else {
         send = std::make_unique<Buffer>("send buffer", send_side.bytes(), 1 + unsigned(s.rank) * 8);
         put_block(*send, 0, send_side, s.rank, -1);
@@ -72,7 +73,8 @@ void allgatherv_case(const Setting& s, const std::vector<int>& counts, const std
         send->freeze();
     }
     for (std::size_t r = 0; r < P; ++r)
-        recv.part("block", std::size_t(displs[r]) * ext, std::size_t(counts[r]), recv_shape, "of rank " + std::to_string(r));
+        recv.part("block", std::size_t(displs[r]) * ext, std::size_t(counts[r]), recv_shape,
+                  "of rank " + std::to_string(r));
     recv.freeze();
     std::size_t bytes = 0;
     for (std::size_t r = 0; r < P; ++r) {
@@ -81,8 +83,8 @@ void allgatherv_case(const Setting& s, const std::vector<int>& counts, const std
     }
     run_case(s, label + " " + describe(send_side, recv_side, in_place), kind_of(send_side, recv_side, in_place), bytes,
              {send.get(), &recv}, [&] {
-                 MPI_Allgatherv(in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_shape), recv.body(),
-                                counts.data(), displs.data(), mpi_type(recv_shape), s.comm);
+                 MPI_Allgatherv(in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_shape),
+                                recv.body(), counts.data(), displs.data(), mpi_type(recv_shape), s.comm);
              });
 }
 
@@ -91,7 +93,8 @@ void allgather_case(const Setting& s, Side send_side, Side recv_side, bool in_pl
     const std::size_t P = std::size_t(s.size), block = recv_side.bytes();
     Buffer recv("receive buffer", P * block, 2 + unsigned(s.rank) * 8);
     std::unique_ptr<Buffer> send;
-    if (in_place) put_block(recv, std::size_t(s.rank) * block, recv_side, s.rank, -1);
+    if (in_place)
+        put_block(recv, std::size_t(s.rank) * block, recv_side, s.rank, -1);
     else {
         send = std::make_unique<Buffer>("send buffer", send_side.bytes(), 1 + unsigned(s.rank) * 8);
         put_block(*send, 0, send_side, s.rank, -1);
@@ -102,8 +105,8 @@ void allgather_case(const Setting& s, Side send_side, Side recv_side, bool in_pl
         recv.part("block", r * block, std::size_t(recv_side.count), recv_side.shape, "of rank " + std::to_string(r));
     recv.freeze();
     for (std::size_t r = 0; r < P; ++r) expect_block(recv, r * block, recv_side, int(r), -1);
-    run_case(s, describe(send_side, recv_side, in_place), kind_of(send_side, recv_side, in_place), P * recv_side.ints() * 4,
-             {send.get(), &recv}, [&] {
+    run_case(s, describe(send_side, recv_side, in_place), kind_of(send_side, recv_side, in_place),
+             P * recv_side.ints() * 4, {send.get(), &recv}, [&] {
                  MPI_Allgather(in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_side.shape),
                                recv.body(), recv_side.count, mpi_type(recv_side.shape), s.comm);
              });
@@ -119,8 +122,8 @@ void bcast_case(const Setting& s, int root, Side root_side, Side other_side)
     buf.part(is_root ? "the root's data" : "received data", 0, std::size_t(mine.count), mine.shape);
     buf.freeze();
     if (!is_root) expect_block(buf, 0, mine, root, -1);
-    std::string what = "count=" + std::to_string(other_side.count) + " " + name(other_side.shape) + " root=" +
-                       std::to_string(root);
+    std::string what =
+        "count=" + std::to_string(other_side.count) + " " + name(other_side.shape) + " root=" + std::to_string(root);
     if (root_side.shape != other_side.shape)
         what += " (root: " + std::to_string(root_side.count) + " " + name(root_side.shape) + ")";
     run_case(s, what, root_side.shape == Shape::ints && other_side.shape == Shape::ints ? "" : "holey", mine.ints() * 4,
@@ -134,7 +137,8 @@ void alltoall_case(const Setting& s, Side send_side, Side recv_side, bool in_pla
     std::unique_ptr<Buffer> send;
     if (!in_place) send = std::make_unique<Buffer>("send buffer", P * send_side.bytes(), 1 + unsigned(s.rank) * 8);
     for (std::size_t to = 0; to < P; ++to) {
-        if (in_place) put_block(recv, to * recv_side.bytes(), recv_side, s.rank, int(to));
+        if (in_place)
+            put_block(recv, to * recv_side.bytes(), recv_side, s.rank, int(to));
         else {
             put_block(*send, to * send_side.bytes(), send_side, s.rank, int(to));
             send->part("block", to * send_side.bytes(), std::size_t(send_side.count), send_side.shape,
@@ -145,7 +149,8 @@ void alltoall_case(const Setting& s, Side send_side, Side recv_side, bool in_pla
     }
     recv.freeze();
     if (send) send->freeze();
-    for (std::size_t from = 0; from < P; ++from) expect_block(recv, from * recv_side.bytes(), recv_side, int(from), s.rank);
+    for (std::size_t from = 0; from < P; ++from)
+        expect_block(recv, from * recv_side.bytes(), recv_side, int(from), s.rank);
     run_case(s, describe(send_side, recv_side, in_place), kind_of(send_side, recv_side, in_place), recv_side.ints() * 4,
              {send.get(), &recv}, [&] {
                  MPI_Alltoall(in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_side.shape),
@@ -166,8 +171,7 @@ std::vector<int> roots_of(int size)
 void check_allgather(const Setting& s)
 {
     for (int count : counts_for(s.size))
-        for (bool in_place : {false, true})
-            allgather_case(s, {count, Shape::ints}, {count, Shape::ints}, in_place);
+        for (bool in_place : {false, true}) allgather_case(s, {count, Shape::ints}, {count, Shape::ints}, in_place);
     for (int k : {1, 37}) {
         allgather_case(s, {2 * k, Shape::ints}, {k, Shape::vector}, false);
         allgather_case(s, {k, Shape::padded}, {k, Shape::vector}, false);
@@ -215,8 +219,7 @@ void check_bcast(const Setting& s)
 void check_alltoall(const Setting& s)
 {
     for (int count : counts_for(s.size))
-        for (bool in_place : {false, true})
-            alltoall_case(s, {count, Shape::ints}, {count, Shape::ints}, in_place);
+        for (bool in_place : {false, true}) alltoall_case(s, {count, Shape::ints}, {count, Shape::ints}, in_place);
     for (int k : {1, 37}) {
         alltoall_case(s, {2 * k, Shape::ints}, {k, Shape::vector}, false);
         alltoall_case(s, {k, Shape::padded}, {k, Shape::vector}, false);

@@ -56,10 +56,7 @@ MPI_Datatype mpi_type(Shape s) { return s == Shape::ints ? MPI_INT : s == Shape:
 const char* name(Shape s) { return s == Shape::ints ? "int" : s == Shape::vector ? "vector" : "padded vector"; }
 std::size_t extent(Shape s) { return s == Shape::ints ? 4 : s == Shape::vector ? 12 : 16; }
 std::size_t ints_per(Shape s) { return s == Shape::ints ? 1 : 2; }
-std::size_t int_offset(Shape s, std::size_t k)
-{
-    return s == Shape::ints ? 4 * k : (k / 2) * extent(s) + (k % 2) * 8;
-}
+std::size_t int_offset(Shape s, std::size_t k) { return s == Shape::ints ? 4 * k : (k / 2) * extent(s) + (k % 2) * 8; }
 
 int value(int a, int b, std::size_t k)
 {
@@ -95,7 +92,7 @@ void holey_sum(void* in, void* inout, int* len, MPI_Datatype* type)
 Buffer::Buffer(std::string role, std::size_t body_bytes, unsigned seed)
     : role_(std::move(role)), body_bytes_(body_bytes), mem_(body_bytes + 2 * kGuard)
 {
-    for (std::size_t i = 0; i < mem_.size(); ++i) mem_[i] = (unsigned char) (0xA5 ^ (i * 29 + seed * 53) ^ (i >> 7));
+    for (std::size_t i = 0; i < mem_.size(); ++i) mem_[i] = (unsigned char)(0xA5 ^ (i * 29 + seed * 53) ^ (i >> 7));
 }
 
 void Buffer::put(std::size_t offset, int v) { std::memcpy(mem_.data() + kGuard + offset, &v, sizeof v); }
@@ -117,7 +114,8 @@ std::string Buffer::describe(std::size_t at, std::string* region) const
         const std::size_t e = (b - p.offset) / ext, w = (b - p.offset) % ext;
         const bool hole = p.shape != Shape::ints && (w / 4) % 2 == 1;
         *region = p.name + (hole ? ", a hole of the datatype" : "");
-        return p.name + (p.detail.empty() ? "" : " " + p.detail) + ", element " + std::to_string(e) + (hole ? ", in a hole of the datatype" : "");
+        return p.name + (p.detail.empty() ? "" : " " + p.detail) + ", element " + std::to_string(e) +
+               (hole ? ", in a hole of the datatype" : "");
     }
     return *region = outside_;
 }
@@ -165,7 +163,8 @@ void run_case(const Setting& s, const std::string& what, const std::string& kind
     }
     if (s.size < 2) return; // coll/self serves a communicator of one rank
     ++totals.checks;
-    if (served + declined > 1) fail(s, what + ": loom counted " + std::to_string(served + declined) + " calls", "counters");
+    if (served + declined > 1)
+        fail(s, what + ": loom counted " + std::to_string(served + declined) + " calls", "counters");
     if (s.forced == nullptr) return;
     const auto no = loom::why_not(*s.forced, loom::CallShape{s.size, message_bytes, true, s.nodes, s.most});
     if (!no) ++totals.calls_servable;

@@ -51,9 +51,11 @@ void allreduce_case(const Setting& s, int count, bool in_place, Reduction red)
     recv.freeze();
     if (send) send->freeze();
     for (std::size_t k = 0; k < ints; ++k) recv.expect(int_offset(red.shape, k), sum_of_inputs(s.size, k));
-    run_case(s, describe("", count, red.shape, in_place), kind_of(red.shape, in_place), bytes, {send.get(), &recv}, [&] {
-        MPI_Allreduce(in_place ? MPI_IN_PLACE : send->body(), recv.body(), count, mpi_type(red.shape), red.op, s.comm);
-    });
+    run_case(s, describe("", count, red.shape, in_place), kind_of(red.shape, in_place), bytes, {send.get(), &recv},
+             [&] {
+                 MPI_Allreduce(in_place ? MPI_IN_PLACE : send->body(), recv.body(), count, mpi_type(red.shape), red.op,
+                               s.comm);
+             });
 }
 
 void reduce_case(const Setting& s, int root, int count, bool in_place, Reduction red)
@@ -65,8 +67,10 @@ void reduce_case(const Setting& s, int root, int count, bool in_place, Reduction
     if (!root_in_place) send = std::make_unique<Buffer>("send buffer", bytes, 1 + unsigned(s.rank) * 8);
     fill_input(root_in_place ? recv : *send, red.shape, ints, s.rank);
     if (send) send->part("input", 0, std::size_t(count), red.shape);
-    if (is_root) recv.part("result", 0, std::size_t(count), red.shape);
-    else recv.outside("a non-root's receive buffer (MPI_Reduce must not write it)");
+    if (is_root)
+        recv.part("result", 0, std::size_t(count), red.shape);
+    else
+        recv.outside("a non-root's receive buffer (MPI_Reduce must not write it)");
     recv.freeze();
     if (send) send->freeze();
     if (is_root)
@@ -88,7 +92,8 @@ void reduce_scatter_case(const Setting& s, const std::vector<int>& counts, bool 
         if (i == s.rank) first = total;
         total += std::size_t(counts[std::size_t(i)]);
     }
-    const std::size_t mine = std::size_t(counts[std::size_t(s.rank)]), ext = extent(red.shape), per = ints_per(red.shape);
+    const std::size_t mine = std::size_t(counts[std::size_t(s.rank)]), ext = extent(red.shape),
+                      per = ints_per(red.shape);
     Buffer recv("receive buffer", (in_place ? total : mine) * ext, 2 + unsigned(s.rank) * 8);
     std::unique_ptr<Buffer> send;
     if (!in_place) send = std::make_unique<Buffer>("send buffer", total * ext, 1 + unsigned(s.rank) * 8);
@@ -98,12 +103,15 @@ void reduce_scatter_case(const Setting& s, const std::vector<int>& counts, bool 
     if (in_place) recv.part("input past rcounts[rank] (must be left as it was)", mine * ext, total - mine, red.shape);
     recv.freeze();
     if (send) send->freeze();
-    for (std::size_t k = 0; k < mine * per; ++k) recv.expect(int_offset(red.shape, k), sum_of_inputs(s.size, first * per + k));
+    for (std::size_t k = 0; k < mine * per; ++k)
+        recv.expect(int_offset(red.shape, k), sum_of_inputs(s.size, first * per + k));
     const std::string what = label + " " + name(red.shape) + in_place_text(in_place);
     run_case(s, what, kind_of(red.shape, in_place), total * ext, {send.get(), &recv}, [&] {
         const void* sb = in_place ? MPI_IN_PLACE : send->body();
-        if (block) MPI_Reduce_scatter_block(sb, recv.body(), counts[0], mpi_type(red.shape), red.op, s.comm);
-        else MPI_Reduce_scatter(sb, recv.body(), counts.data(), mpi_type(red.shape), red.op, s.comm);
+        if (block)
+            MPI_Reduce_scatter_block(sb, recv.body(), counts[0], mpi_type(red.shape), red.op, s.comm);
+        else
+            MPI_Reduce_scatter(sb, recv.body(), counts.data(), mpi_type(red.shape), red.op, s.comm);
     });
 }
 
@@ -166,9 +174,13 @@ void check_reduce_scatter(const Setting& s)
     }
     last_only[P - 1] = 37;
     const std::vector<std::pair<std::string, std::vector<int>>> cases = {
-        {"counts 0", std::vector<int>(P, 0)}, {"counts 1", std::vector<int>(P, 1)},
-        {"counts P-1", std::vector<int>(P, s.size - 1)}, {"counts 37", std::vector<int>(P, 37)},
-        {"irregular counts", irregular}, {"large irregular counts", large}, {"last rank only", last_only}};
+        {"counts 0", std::vector<int>(P, 0)},
+        {"counts 1", std::vector<int>(P, 1)},
+        {"counts P-1", std::vector<int>(P, s.size - 1)},
+        {"counts 37", std::vector<int>(P, 37)},
+        {"irregular counts", irregular},
+        {"large irregular counts", large},
+        {"last rank only", last_only}};
     for (const auto& [label, counts] : cases)
         for (bool in_place : {false, true})
             reduce_scatter_case(s, counts, in_place, {MPI_SUM, Shape::ints}, label, false);

@@ -91,8 +91,8 @@ void interleaving(std::vector<Comm*>& comms)
     // nearly every call, and fast ranks run ahead into the next call while slow ones finish.
     for (int i = 0; i < 600; ++i) {
         const Case k{Coll(rng() % kCollCount), int(rng() % comms.size()), int(rng() % 4), rng() % 2 == 0, salt++};
-        run_case(*comms[std::size_t(k.comm)], Case{k.coll, k.comm, k.size_class,
-                                                     k.in_place && k.coll != kBcast && k.coll != kBarrier, k.salt});
+        run_case(*comms[std::size_t(k.comm)],
+                 Case{k.coll, k.comm, k.size_class, k.in_place && k.coll != kBcast && k.coll != kBarrier, k.salt});
     }
 }
 
@@ -152,7 +152,8 @@ void churn(Comm& world, const std::vector<const Comm*>& others, int iterations, 
             free_comm(held[victim]);
             held.erase(held.begin() + std::ptrdiff_t(victim));
         }
-        if (i % 250 == 0) peak = std::max(peak, check_segments(live(), "during the churn, iteration " + std::to_string(i)));
+        if (i % 250 == 0)
+            peak = std::max(peak, check_segments(live(), "during the churn, iteration " + std::to_string(i)));
     }
     peak = std::max(peak, check_segments(live(), "at the end of the churn, before freeing the held communicators"));
     for (Comm& c : held) free_comm(c);
@@ -262,11 +263,16 @@ int main(int argc, char** argv)
     const char* pid_dir = nullptr;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--churn" && i + 1 < argc) iterations = std::atoi(argv[++i]);
-        else if (a == "--keep-leaking" && i + 1 < argc) keep_leaking = std::atoi(argv[++i]);
-        else if (a == "--pid-dir" && i + 1 < argc) pid_dir = argv[++i];
-        else if (a == "--abort") abort_mode = true;
-        else if (a == "--abort-in-setup") abort_in_setup = true;
+        if (a == "--churn" && i + 1 < argc)
+            iterations = std::atoi(argv[++i]);
+        else if (a == "--keep-leaking" && i + 1 < argc)
+            keep_leaking = std::atoi(argv[++i]);
+        else if (a == "--pid-dir" && i + 1 < argc)
+            pid_dir = argv[++i];
+        else if (a == "--abort")
+            abort_mode = true;
+        else if (a == "--abort-in-setup")
+            abort_in_setup = true;
         else {
             if (world_rank == 0) std::fprintf(stderr, "shm_check: unknown argument %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);

@@ -13,9 +13,8 @@
 namespace shm_check {
 
 enum Coll { kAllreduce, kReduce, kBcast, kBarrier, kAllgather, kAllgatherv, kReduceScatterBlock, kCollCount };
-inline constexpr const char* kCollName[kCollCount] = {"allreduce",  "reduce",     "bcast",
-                                                      "barrier",    "allgather",  "allgatherv",
-                                                      "reduce_scatter_block"};
+inline constexpr const char* kCollName[kCollCount] = {
+    "allreduce", "reduce", "bcast", "barrier", "allgather", "allgatherv", "reduce_scatter_block"};
 
 // This process's place in MPI_COMM_WORLD and its tallies (shm_check.cpp).
 extern int world_rank, world_size;

@@ -74,9 +74,18 @@ std::uint8_t bval(int salt, int r, std::size_t i)
 enum Kind { kIntSum, kIntMax, kDoubleSum, kKindCount };
 const char* const kKindName[kKindCount] = {"int sum", "int max", "double sum"};
 
-template <class T> MPI_Datatype mpi_type();
-template <> MPI_Datatype mpi_type<int>() { return MPI_INT; }
-template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<int>()
+{
+    return MPI_INT;
+}
+template <>
+MPI_Datatype mpi_type<double>()
+{
+    return MPI_DOUBLE;
+}
 
 template <class T>
 T reference(MPI_Op op, int salt, int size, std::size_t i)
@@ -189,8 +198,7 @@ void run_allgather(Comm& c, const Case& k)
     if (k.in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(std::size_t(c.rank) * n));
     const std::string what = describe(c, k, "byte");
     counted(c, kAllgather, n != 0, what, [&] {
-        MPI_Allgather(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE,
-                      c.comm);
+        MPI_Allgather(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE, c.comm);
     });
     for (std::size_t q = 0; q < P; ++q)
         for (std::size_t i = 0; i < n; ++i)

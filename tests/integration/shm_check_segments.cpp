@@ -117,8 +117,8 @@ int check_segments(const std::vector<const Comm*>& live, const std::string& when
     const int fds_low = pool > 0 ? created : 0, fds_high = pool > 0 ? created + pool : 0;
     if (fds < fds_low || fds > fds_high)
         fail(when + ": " + std::to_string(fds) + " open descriptors of loom segments, expected " +
-             std::to_string(fds_low) + " to " + std::to_string(fds_high) + " (coll_loom_shm_pool=" +
-             std::to_string(pool) + ")");
+             std::to_string(fds_low) + " to " + std::to_string(fds_high) +
+             " (coll_loom_shm_pool=" + std::to_string(pool) + ")");
     if (named != 0) fail(when + ": " + std::to_string(named) + " names this process created are still in /dev/shm");
     ++cases;
     return mapped;

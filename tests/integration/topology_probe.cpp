@@ -48,7 +48,8 @@ void run_collectives(MPI_Comm comm, const char* label)
     MPI_Allreduce(in.data(), out.data(), n, MPI_INT, MPI_SUM, comm);
     for (int i = 0; i < n; ++i)
         if (out[i] != 7 * size * (size - 1) / 2 + size * i) {
-            fail(rank, std::string(label) + " allreduce: element " + std::to_string(i) + " is " + std::to_string(out[i]));
+            fail(rank,
+                 std::string(label) + " allreduce: element " + std::to_string(i) + " is " + std::to_string(out[i]));
             break;
         }
 
@@ -79,7 +80,8 @@ void run_collectives(MPI_Comm comm, const char* label)
     if (rank == root)
         for (int i = 0; i < n; ++i)
             if (red[i] != (size - 1) * 7 + i) {
-                fail(rank, std::string(label) + " reduce: element " + std::to_string(i) + " is " + std::to_string(red[i]));
+                fail(rank,
+                     std::string(label) + " reduce: element " + std::to_string(i) + " is " + std::to_string(red[i]));
                 break;
             }
 }

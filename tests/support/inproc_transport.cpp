@@ -16,8 +16,8 @@ namespace loom::test {
 // Shared state of one run: one FIFO of messages per (sender, receiver) pair.
 class InprocFabric {
 public:
-    explicit InprocFabric(int ranks)
-        : ranks_(ranks), queues_(std::size_t(ranks) * ranks), wakeup_(std::size_t(ranks)) {}
+    explicit InprocFabric(int ranks) : ranks_(ranks), queues_(std::size_t(ranks) * ranks), wakeup_(std::size_t(ranks))
+    {}
 
     struct Message {
         std::vector<std::byte> data;
@@ -122,9 +122,8 @@ void InprocTransport::wait_all()
             if (msg->data.size() != r.bytes) {
                 fabric_.failed = true;
                 fabric_.wake_all();
-                throw std::runtime_error("rank " + std::to_string(rank_) + " expected " +
-                                         std::to_string(r.bytes) + " bytes from rank " +
-                                         std::to_string(r.peer) + ", got " +
+                throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(r.bytes) +
+                                         " bytes from rank " + std::to_string(r.peer) + ", got " +
                                          std::to_string(msg->data.size()));
             }
             q.pop_front();

@@ -217,8 +217,7 @@ std::vector<std::size_t> matmul_counts(int P)
 
 } // namespace
 
-TEST_CASE("binomial bcast: every P, counts_for(P) bytes, roots 0, P/2, P-1, segmented or not",
-          "[binomial][bcast]")
+TEST_CASE("binomial bcast: every P, counts_for(P) bytes, roots 0, P/2, P-1, segmented or not", "[binomial][bcast]")
 {
     for (int P : comm_sizes())
         for (std::size_t bytes : counts_for(P))

@@ -134,7 +134,8 @@ TEST_CASE("bruck allgather: equal blocks, every P, counts_for(P) bytes per rank"
 {
     for (int P : comm_sizes())
         for (std::size_t count : counts_for(P))
-            for (bool in_place : {false, true}) check_allgather(P, std::vector<std::size_t>(std::size_t(P), count), in_place);
+            for (bool in_place : {false, true})
+                check_allgather(P, std::vector<std::size_t>(std::size_t(P), count), in_place);
 }
 
 TEST_CASE("bruck allgatherv: irregular block sizes with empty blocks", "[bruck][allgatherv]")
@@ -175,7 +176,8 @@ TEST_CASE("bruck barrier: no rank leaves before every rank has entered", "[bruck
         });
         for (int r = 0; r < P; ++r) {
             INFO("P=" << P << " rank=" << r);
-            for (int round = 0; round < kRounds; ++round) CHECK(seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
+            for (int round = 0; round < kRounds; ++round)
+                CHECK(seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
             CHECK(stats.messages_sent[std::size_t(r)] == std::size_t(kRounds * ceil_lg(P)));
             CHECK(stats.bytes_sent[std::size_t(r)] == 0);
         }

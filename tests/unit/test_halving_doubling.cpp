@@ -181,14 +181,14 @@ TEST_CASE("halving_doubling reduce_scatter: other types and ops", "[halving_doub
                 }
 }
 
-TEST_CASE("halving_doubling reduce: int32 sum, every P, roots 0, P/2, P-1 and 2",
-          "[halving_doubling][reduce]")
+TEST_CASE("halving_doubling reduce: int32 sum, every P, roots 0, P/2, P-1 and 2", "[halving_doubling][reduce]")
 {
     const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
     for (int P : comm_sizes())
         for (std::size_t count : counts_for(P))
             for (int root : roots_for(P))
-                for (bool in_place : {false, true}) check_reduce(P, count, root, sum, typed_input<std::int32_t>(), in_place);
+                for (bool in_place : {false, true})
+                    check_reduce(P, count, root, sum, typed_input<std::int32_t>(), in_place);
 }
 
 TEST_CASE("halving_doubling reduce: other types and ops", "[halving_doubling][reduce]")
@@ -201,8 +201,8 @@ TEST_CASE("halving_doubling reduce: other types and ops", "[halving_doubling][re
 
 TEST_CASE("halving_doubling declines non-commutative ops", "[halving_doubling][registry]")
 {
-    for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::reduce_scatter_block,
-                         Collective::reduce}) {
+    for (Collective c :
+         {Collective::allreduce, Collective::reduce_scatter, Collective::reduce_scatter_block, Collective::reduce}) {
         const Algorithm* algo = find_algorithm(c, "halving_doubling");
         REQUIRE(algo != nullptr);
         CHECK(why_not(*algo, CallShape{6, 100, false}).has_value());

@@ -28,12 +28,18 @@ std::vector<int> placement(const std::string& kind, int P)
     std::vector<std::string> hosts;
     for (int r = 0; r < P; ++r) {
         int node = 0;
-        if (kind == "by_slot") node = r / 3;
-        else if (kind == "round_robin") node = r % 3;
-        else if (kind == "uneven") node = r == 0 ? 0 : r < 4 ? 1 : r < 6 ? 2 : 3 + (r - 6) / 4; // 1, 3, 2, 4, 4...
-        else if (kind == "scattered") node = (r * 7 + r / 2) % 4;
-        else if (kind == "one_per_node") node = r;
-        else if (kind == "one_node") node = 0;
+        if (kind == "by_slot")
+            node = r / 3;
+        else if (kind == "round_robin")
+            node = r % 3;
+        else if (kind == "uneven")
+            node = r == 0 ? 0 : r < 4 ? 1 : r < 6 ? 2 : 3 + (r - 6) / 4; // 1, 3, 2, 4, 4...
+        else if (kind == "scattered")
+            node = (r * 7 + r / 2) % 4;
+        else if (kind == "one_per_node")
+            node = r;
+        else if (kind == "one_node")
+            node = 0;
         hosts.push_back("host" + std::to_string(node));
     }
     return topo::node_ids(hosts);
@@ -108,8 +114,8 @@ TEST_CASE("hierarchical allreduce on synthetic topologies", "[hierarchical]")
 
 TEST_CASE("hierarchical_rs allreduce on topologies with equal nodes", "[hierarchical]")
 {
-    for (const std::string& kind : {std::string("by_slot"), std::string("round_robin"), std::string("one_per_node"),
-                                    std::string("one_node")})
+    for (const std::string& kind :
+         {std::string("by_slot"), std::string("round_robin"), std::string("one_per_node"), std::string("one_node")})
         for (int P : {1, 2, 3, 4, 6, 7, 9, 12, 15, 33}) {
             const auto layout = make_layout(kind, P);
             if (layout->min_ranks_per_node() != layout->max_ranks_per_node()) continue;
@@ -202,7 +208,9 @@ TEST_CASE("hierarchical allgather(v) on synthetic topologies", "[hierarchical]")
                         // Equal blocks, uneven blocks with some empty, and one big block.
                         std::vector<std::size_t> bytes(static_cast<std::size_t>(P));
                         for (int r = 0; r < P; ++r)
-                            bytes[std::size_t(r)] = shape == 0 ? 5 : shape == 1 ? std::size_t((r * 5) % 7) : (r == P / 2 ? 40000 : 3);
+                            bytes[std::size_t(r)] = shape == 0   ? 5
+                                                    : shape == 1 ? std::size_t((r * 5) % 7)
+                                                                 : (r == P / 2 ? 40000 : 3);
                         INFO(kind << " P=" << P << " leaders=" << name_of(leaders) << " shape=" << shape
                                   << " in_place=" << in_place);
                         const BlockOffsets blocks(bytes);
@@ -217,11 +225,12 @@ TEST_CASE("hierarchical allgather(v) on synthetic topologies", "[hierarchical]")
                             const int r = net.rank();
                             const Bytes mine = pattern(r, bytes[std::size_t(r)]);
                             Bytes out(blocks.total(), std::byte{0xee});
-                            if (in_place) std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
+                            if (in_place)
+                                std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
                             HostMemory mem;
-                            hierarchical_allgather(net, mem,
-                                                   AllgatherArgs{in_place ? nullptr : mine.data(), out.data(), bytes, 0,
-                                                                 leaders});
+                            hierarchical_allgather(
+                                net, mem,
+                                AllgatherArgs{in_place ? nullptr : mine.data(), out.data(), bytes, 0, leaders});
                             results[std::size_t(r)] = out;
                         });
                         for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
@@ -242,12 +251,13 @@ TEST_CASE("hierarchical algorithms never pick their leaders' algorithm: without 
 {
     const auto layout = make_layout("by_slot", 4);
     REQUIRE(layout->nodes() == 2);
-    CHECK_THROWS_AS(run_ranks(4, [&](InprocTransport& net) {
-                        net.set_layout(layout.get());
-                        HostMemory mem;
-                        int x = 1;
-                        hierarchical_bcast(net, mem, BcastArgs{&x, sizeof x, 0});
-                    }),
+    CHECK_THROWS_AS(run_ranks(4,
+                              [&](InprocTransport& net) {
+                                  net.set_layout(layout.get());
+                                  HostMemory mem;
+                                  int x = 1;
+                                  hierarchical_bcast(net, mem, BcastArgs{&x, sizeof x, 0});
+                              }),
                     std::logic_error);
     // Each of them has a registry default, which decide() hands it.
     for (const Algorithm& a : all_algorithms()) {
@@ -287,7 +297,8 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                     std::vector<std::size_t> gather_bytes(static_cast<std::size_t>(P));
                     for (int r = 0; r < P; ++r) gather_bytes[std::size_t(r)] = count + std::size_t(r % 3);
                     const BlockOffsets gathered(gather_bytes);
-                    std::vector<Bytes> ar(static_cast<std::size_t>(P)), arp(static_cast<std::size_t>(P)), rs(static_cast<std::size_t>(P)), ag(static_cast<std::size_t>(P));
+                    std::vector<Bytes> ar(static_cast<std::size_t>(P)), arp(static_cast<std::size_t>(P)),
+                        rs(static_cast<std::size_t>(P)), ag(static_cast<std::size_t>(P));
                     std::vector<bool> neighbours_only(static_cast<std::size_t>(P), true);
                     run_ranks(P, [&](InprocTransport& net) {
                         net.set_layout(layout.get());
@@ -296,10 +307,13 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                         HostMemory mem;
                         const Bytes& in = inputs[std::size_t(r)];
                         ar[std::size_t(r)] = in_place ? in : Bytes(in.size());
-                        ring_allreduce(net, mem, AllreduceArgs{in_place ? nullptr : in.data(), ar[std::size_t(r)].data(), count, op});
+                        ring_allreduce(
+                            net, mem,
+                            AllreduceArgs{in_place ? nullptr : in.data(), ar[std::size_t(r)].data(), count, op});
                         arp[std::size_t(r)] = in_place ? in : Bytes(in.size());
-                        ring_pipelined_allreduce(net, mem, AllreduceArgs{in_place ? nullptr : in.data(), arp[std::size_t(r)].data(),
-                                                                         count, op, 256});
+                        ring_pipelined_allreduce(
+                            net, mem,
+                            AllreduceArgs{in_place ? nullptr : in.data(), arp[std::size_t(r)].data(), count, op, 256});
                         // Reduce-scatter of P blocks of `count` elements: the input is every
                         // rank's vector P times, shifted per block.
                         Bytes rs_in;
@@ -308,16 +322,20 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                             rs_in.insert(rs_in.end(), blk.begin(), blk.end());
                         }
                         Bytes rs_out = in_place ? rs_in : Bytes(count * 8);
-                        ring_reduce_scatter(net, mem, ReduceScatterArgs{in_place ? nullptr : rs_in.data(), rs_out.data(), counts, op});
+                        ring_reduce_scatter(
+                            net, mem, ReduceScatterArgs{in_place ? nullptr : rs_in.data(), rs_out.data(), counts, op});
                         rs_out.resize(count * 8);
                         rs[std::size_t(r)] = rs_out;
                         const Bytes mine = pattern(r, gather_bytes[std::size_t(r)]);
                         Bytes ag_out(gathered.total());
-                        if (in_place) std::copy(mine.begin(), mine.end(), ag_out.begin() + std::ptrdiff_t(gathered.begin(r)));
-                        ring_allgather(net, mem, AllgatherArgs{in_place ? nullptr : mine.data(), ag_out.data(), gather_bytes});
+                        if (in_place)
+                            std::copy(mine.begin(), mine.end(), ag_out.begin() + std::ptrdiff_t(gathered.begin(r)));
+                        ring_allgather(net, mem,
+                                       AllgatherArgs{in_place ? nullptr : mine.data(), ag_out.data(), gather_bytes});
                         ag[std::size_t(r)] = ag_out;
                         const int right = layout->ring()[std::size_t((layout->ring_position(r) + 1) % P)];
-                        for (const auto& m : net.sent_messages()) neighbours_only[std::size_t(r)] = neighbours_only[std::size_t(r)] && m.peer == right;
+                        for (const auto& m : net.sent_messages())
+                            neighbours_only[std::size_t(r)] = neighbours_only[std::size_t(r)] && m.peer == right;
                     });
                     Bytes all_blocks;
                     for (int r = 0; r < P; ++r) {
@@ -328,7 +346,8 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                         CHECK((ar[std::size_t(r)] == sum));
                         CHECK((arp[std::size_t(r)] == sum));
                         std::vector<Bytes> block_inputs;
-                        for (int q = 0; q < P; ++q) block_inputs.push_back(as_bytes(rank_input<std::int64_t>(q, count, std::size_t(r))));
+                        for (int q = 0; q < P; ++q)
+                            block_inputs.push_back(as_bytes(rank_input<std::int64_t>(q, count, std::size_t(r))));
                         CHECK((rs[std::size_t(r)] == fold(op, block_inputs, count)));
                         CHECK((ag[std::size_t(r)] == all_blocks));
                         CHECK(neighbours_only[std::size_t(r)]);

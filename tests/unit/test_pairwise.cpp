@@ -80,7 +80,8 @@ TEST_CASE("pairwise alltoall: every P and block size, in place and not", "[pairw
 TEST_CASE("pairwise alltoall: sendbuf == recvbuf is in place", "[pairwise][alltoall]")
 {
     for (int P : {1, 2, 3, 4, 7, 8, 16, 17})
-        for (std::size_t B : {std::size_t(1), std::size_t(13), std::size_t(4096)}) check_alltoall(P, B, Mode::in_place_same);
+        for (std::size_t B : {std::size_t(1), std::size_t(13), std::size_t(4096)})
+            check_alltoall(P, B, Mode::in_place_same);
 }
 
 TEST_CASE("pairwise alltoall is registered for any call", "[pairwise][registry]")

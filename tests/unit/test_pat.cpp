@@ -73,8 +73,9 @@ void check_traffic(const Traffic& t, const PatPlan& plan, std::size_t block, std
                    std::size_t result_scratch = 0)
 {
     const int n = int(t.peak.size());
-    const std::size_t pieces =
-        block == 0 ? 0 : plan.piece_bytes == 0 ? 1 : (block + plan.piece_bytes - 1) / plan.piece_bytes;
+    const std::size_t pieces = block == 0              ? 0
+                               : plan.piece_bytes == 0 ? 1
+                                                       : (block + plan.piece_bytes - 1) / plan.piece_bytes;
     for (int r = 0; r < n; ++r) {
         INFO("n=" << n << " A=" << plan.aggregation << " block=" << block << " buffer=" << buffer << " rank=" << r);
         CHECK(t.stats.messages_sent[std::size_t(r)] == std::size_t(nonempty_steps(plan)) * pieces);

@@ -98,7 +98,8 @@ TEST_CASE("recursive_doubling allreduce: other types and ops", "[recursive_doubl
         {kernel(LOOM_OP_BXOR, LOOM_TYPE_UINT8), typed_input<std::uint8_t>(3)},
         {kernel(LOOM_OP_PROD, LOOM_TYPE_INT64), typed_input<std::int64_t>(4)}};
     for (int P : {2, 3, 5, 6, 7, 8, 12, 13})
-        for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)})
+        for (std::size_t count :
+             {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)})
             for (const auto& [op, make] : ops)
                 for (bool in_place : {false, true}) check_allreduce(P, count, op, make, in_place);
 }
@@ -116,7 +117,8 @@ TEST_CASE("recursive_doubling allreduce: non-commutative matrix product keeps ra
     for (int P : comm_sizes())
         for (std::size_t count : {std::size_t(1), std::size_t(3), std::size_t(P), std::size_t(257)})
             for (bool in_place : {false, true})
-                check_allreduce(P, count, matmul(), [](int r, std::size_t n) { return matmul_input(r, n); }, in_place);
+                check_allreduce(
+                    P, count, matmul(), [](int r, std::size_t n) { return matmul_input(r, n); }, in_place);
 }
 
 TEST_CASE("recursive_doubling allgather: equal and irregular blocks, every P, in place and not",

@@ -92,7 +92,7 @@ TEST_CASE("combinations MPI does not define have no kernel", "[kernels]")
 
 TEST_CASE("every valid pair of the MPI categories has a kernel", "[kernels]")
 {
-    const loom_type_t ints[] = {LOOM_TYPE_INT8, LOOM_TYPE_UINT8, LOOM_TYPE_INT16, LOOM_TYPE_UINT16,
+    const loom_type_t ints[] = {LOOM_TYPE_INT8,  LOOM_TYPE_UINT8,  LOOM_TYPE_INT16, LOOM_TYPE_UINT16,
                                 LOOM_TYPE_INT32, LOOM_TYPE_UINT32, LOOM_TYPE_INT64, LOOM_TYPE_UINT64};
     for (loom_type_t t : ints)
         for (int op = LOOM_OP_SUM; op <= LOOM_OP_BXOR; ++op) CHECK(find_kernel(loom_op_t(op), t));

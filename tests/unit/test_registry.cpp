@@ -14,7 +14,9 @@ using namespace loom;
 
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
-    {Collective::allreduce, {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical", "hierarchical_rs"}},
+    {Collective::allreduce,
+     {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical",
+      "hierarchical_rs"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "shm"}},
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},
@@ -74,7 +76,8 @@ TEST_CASE("twin collectives list the same algorithms, in the same order, with th
         // Only reduce_scatter_block adds an algorithm: shm, which needs equal blocks.
         std::vector<std::string> extra;
         for (std::size_t k = a.size(); k < b.size(); ++k) extra.emplace_back(b[k]->name);
-        CHECK(extra == (second == Collective::reduce_scatter_block ? std::vector<std::string>{"shm"} : std::vector<std::string>{}));
+        CHECK(extra == (second == Collective::reduce_scatter_block ? std::vector<std::string>{"shm"}
+                                                                   : std::vector<std::string>{}));
     }
 }
 

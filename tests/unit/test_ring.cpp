@@ -231,7 +231,8 @@ TEST_CASE("ring allreduce: int32 sum, every P and count, in place and not", "[ri
 TEST_CASE("ring allreduce: other types and ops", "[ring][allreduce]")
 {
     for (int P : {2, 3, 5, 8, 13}) {
-        for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)}) {
+        for (std::size_t count :
+             {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)}) {
             check_ring(P, count, kernel(LOOM_OP_SUM, LOOM_TYPE_FLOAT), typed_inputs<float>(P, count), false);
             check_ring(P, count, kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE), typed_inputs<double>(P, count), true);
             check_ring(P, count, kernel(LOOM_OP_MIN, LOOM_TYPE_DOUBLE), typed_inputs<double>(P, count), false);
@@ -265,17 +266,17 @@ TEST_CASE("pipelined ring allreduce: 1, 2, many segments and an odd tail", "[rin
 {
     const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
     for (int P : {2, 3, 4, 5, 7, 8, 13}) {
-        for (std::size_t count : {std::size_t(1), std::size_t(P - 1), std::size_t(P), std::size_t(97),
-                                  std::size_t(1001)}) {
+        for (std::size_t count :
+             {std::size_t(1), std::size_t(P - 1), std::size_t(P), std::size_t(97), std::size_t(1001)}) {
             const auto inputs = typed_inputs<std::int32_t>(P, count);
             const std::size_t L = BlockPartition(count, P).max_length(); // largest block
             const std::size_t segments[] = {
-                L * 4,                // one segment
-                (L + 1) / 2 * 4,      // two (one when L = 1)
-                4,                    // one element each: L segments
-                3 * 4,                // an odd tail when L mod 3 != 0
-                7 * 4 + 3,            // not a whole number of elements: 7
-                1,                    // less than an element: 1
+                L * 4,                 // one segment
+                (L + 1) / 2 * 4,       // two (one when L = 1)
+                4,                     // one element each: L segments
+                3 * 4,                 // an odd tail when L mod 3 != 0
+                7 * 4 + 3,             // not a whole number of elements: 7
+                1,                     // less than an element: 1
                 (std::size_t(1) << 40) // far more than the data: one
             };
             for (std::size_t segment_bytes : segments)
@@ -289,16 +290,17 @@ TEST_CASE("pipelined ring allreduce: 1, 2, many segments and an odd tail", "[rin
 TEST_CASE("pipelined ring allreduce: other types and ops", "[ring][allreduce]")
 {
     for (int P : {2, 3, 5, 8, 13}) {
-        for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)}) {
+        for (std::size_t count :
+             {std::size_t(0), std::size_t(1), std::size_t(P - 1), std::size_t(31), std::size_t(1000)}) {
             for (std::size_t segment_bytes : {std::size_t(0), std::size_t(40)}) {
                 check_pipelined(P, count, kernel(LOOM_OP_SUM, LOOM_TYPE_FLOAT), typed_inputs<float>(P, count), false,
                                 segment_bytes);
-                check_pipelined(P, count, kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE), typed_inputs<double>(P, count),
-                                true, segment_bytes);
+                check_pipelined(P, count, kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE), typed_inputs<double>(P, count), true,
+                                segment_bytes);
                 check_pipelined(P, count, kernel(LOOM_OP_BXOR, LOOM_TYPE_UINT8), typed_inputs<std::uint8_t>(P, count),
                                 true, segment_bytes);
-                check_pipelined(P, count, kernel(LOOM_OP_PROD, LOOM_TYPE_INT64),
-                                typed_inputs<std::int64_t>(P, count), false, segment_bytes);
+                check_pipelined(P, count, kernel(LOOM_OP_PROD, LOOM_TYPE_INT64), typed_inputs<std::int64_t>(P, count),
+                                false, segment_bytes);
             }
         }
     }
@@ -330,8 +332,7 @@ TEST_CASE("ring reduce-scatter: other types and ops", "[ring][reduce_scatter]")
     }
 }
 
-TEST_CASE("ring allgather(v): every P, equal, irregular and empty blocks, in place and not",
-          "[ring][allgather]")
+TEST_CASE("ring allgather(v): every P, equal, irregular and empty blocks, in place and not", "[ring][allgather]")
 {
     for (int P : comm_sizes()) {
         Sample sample(P, 5);
@@ -344,9 +345,9 @@ TEST_CASE("ring allgather(v): every P, equal, irregular and empty blocks, in pla
 
 TEST_CASE("the ring algorithms decline non-commutative ops where they reorder", "[ring][registry]")
 {
-    for (auto [c, name] : {std::pair{Collective::allreduce, "ring"}, std::pair{Collective::allreduce, "ring_pipelined"},
-                           std::pair{Collective::reduce_scatter, "ring"},
-                           std::pair{Collective::reduce_scatter_block, "ring"}}) {
+    for (auto [c, name] :
+         {std::pair{Collective::allreduce, "ring"}, std::pair{Collective::allreduce, "ring_pipelined"},
+          std::pair{Collective::reduce_scatter, "ring"}, std::pair{Collective::reduce_scatter_block, "ring"}}) {
         const Algorithm* ring = find_algorithm(c, name);
         REQUIRE(ring != nullptr);
         CHECK(why_not(*ring, CallShape{4, 100, false}).has_value());

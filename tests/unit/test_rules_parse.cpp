@@ -205,9 +205,10 @@ TEST_CASE("rules: header errors", "[rules]")
     SECTION("missing: the first line that is not a comment is a rule")
     {
         const ParseResult r = parse("# c\nallreduce * * ring\nbcast * * binomial\n", "t.rules");
-        CHECK(texts(r.diagnostics) ==
-              std::vector<std::string>{"t.rules:2:1: error: expected the header 'loom-rules 1' as the first line that is "
-                                       "not a comment"});
+        CHECK(
+            texts(r.diagnostics) ==
+            std::vector<std::string>{"t.rules:2:1: error: expected the header 'loom-rules 1' as the first line that is "
+                                     "not a comment"});
         CHECK(!r.ok());
     }
     SECTION("misplaced: after a rule, and a second header")
@@ -271,10 +272,13 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce  *  *  ring_pipelind",
          "t.rules:2:18: error: no allreduce algorithm 'ring_pipelind'; did you mean 'ring_pipelined'?"},
         {"allreduce * * scatter_allgather",
-         "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, halving_doubling, "
+         "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, "
+         "halving_doubling, "
          "recursive_doubling, pat, binomial, shm, hierarchical, hierarchical_rs, fallback)"},
-        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, hierarchical, fallback)"},
-        {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
+        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, "
+                          "hierarchical, fallback)"},
+        {"barrier * * binomial",
+         "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
         // missing columns
         {"allreduce", std::string("t.rules:2:10: error: expected a communicator-size range") + kShape},
         {"allreduce *", std::string("t.rules:2:12: error: expected a message-size range") + kShape},
@@ -293,8 +297,10 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * 1K-2K-3K ring", "t.rules:2:13: " + bad_range + "'1K-2K-3K'"},
         {"allreduce * * ring nodes=", "t.rules:2:26: " + bad_range + "''"},
         // numbers and sizes that do not fit 64 bits
-        {"allreduce 99999999999999999999 * ring", "t.rules:2:11: error: the number '99999999999999999999' is too large"},
-        {"allreduce * 18446744073709551616 ring", "t.rules:2:13: error: the number '18446744073709551616' is too large"},
+        {"allreduce 99999999999999999999 * ring",
+         "t.rules:2:11: error: the number '99999999999999999999' is too large"},
+        {"allreduce * 18446744073709551616 ring",
+         "t.rules:2:13: error: the number '18446744073709551616' is too large"},
         {"allreduce * 99999999999999999999K ring",
          "t.rules:2:13: error: the number '99999999999999999999K' is too large"},
         {"allreduce * 17179869184G ring", "t.rules:2:13: error: the size '17179869184G' is too large"},
@@ -324,8 +330,8 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring segmnet=4K", "t.rules:2:20: error: unknown key 'segmnet'; did you mean 'segment'?"},
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
-        {"allreduce * * ring colour=red",
-         "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, nodes, ranks_per_node, memory, commutative)"},
+        {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
+                                          "nodes, ranks_per_node, memory, commutative)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},
@@ -378,7 +384,8 @@ TEST_CASE("rules: a line may hold 4096 bytes and no more", "[rules]")
     // The lines around it still parse.
     const ParseResult r = parse_body(rule + "\n" + std::string(10000, 'x') + "\n" + rule + "\n");
     CHECK(r.rules.size() == 2);
-    CHECK(texts(r.diagnostics) == std::vector<std::string>{"t.rules:3:4097: error: the line is longer than 4096 bytes"});
+    CHECK(texts(r.diagnostics) ==
+          std::vector<std::string>{"t.rules:3:4097: error: the line is longer than 4096 bytes"});
 }
 
 TEST_CASE("rules: binary bytes are an error, one per line", "[rules]")
@@ -436,7 +443,8 @@ TEST_CASE("rules: several errors in one file are all reported, and good lines st
     CHECK(texts(r.diagnostics) ==
           std::vector<std::string>{
               "multi.rules:4:1: error: unknown collective 'allredcue'; did you mean 'allreduce'?",
-              "multi.rules:5:11: error: the range '9-2' is empty (ranges are inclusive: the low end must not exceed the high "
+              "multi.rules:5:11: error: the range '9-2' is empty (ranges are inclusive: the low end must not exceed "
+              "the high "
               "end)",
               "multi.rules:7:20: error: unknown key 'segmnet'; did you mean 'segment'?",
               // A line with two mistakes reports both.
@@ -457,9 +465,11 @@ TEST_CASE("rules: parse_file reads a file, names it in sources, and reports one 
     REQUIRE(r.rules.size() == 1);
     CHECK(r.rules[0].source == f.path.string() + ":3");
     CHECK(texts(r.diagnostics) ==
-          std::vector<std::string>{f.path.string() + ":4:18: error: no allreduce algorithm 'rnig'; did you mean 'ring'?"});
+          std::vector<std::string>{f.path.string() +
+                                   ":4:18: error: no allreduce algorithm 'rnig'; did you mean 'ring'?"});
 
-    const std::string missing = (std::filesystem::temp_directory_path() / "loom-test-rules-no-such-file.rules").string();
+    const std::string missing =
+        (std::filesystem::temp_directory_path() / "loom-test-rules-no-such-file.rules").string();
     const ParseResult m = parse_file(missing);
     CHECK(m.rules.empty());
     CHECK(texts(m.diagnostics) == std::vector<std::string>{missing + ": error: cannot open the rule file"});
@@ -471,12 +481,12 @@ TEST_CASE("rules: parse_file reads a file, names it in sources, and reports one 
     CHECK(texts(d.diagnostics) == std::vector<std::string>{dir + ": error: cannot read the rule file"});
 
     const TempFile empty("");
-    CHECK(texts(parse_file(empty.path.string()).diagnostics) ==
-          std::vector<std::string>{empty.path.string() + ": error: the file has no rules and no header 'loom-rules 1'"});
+    CHECK(
+        texts(parse_file(empty.path.string()).diagnostics) ==
+        std::vector<std::string>{empty.path.string() + ": error: the file has no rules and no header 'loom-rules 1'"});
 }
 
 // ---- lint --------------------------------------------------------------------------------
-
 
 TEST_CASE("a key given twice is an error", "[rules]")
 {
@@ -492,6 +502,6 @@ TEST_CASE("errors stop being collected after 1000: memory stays bounded on hosti
     for (int i = 0; i < 5000; ++i) text += "\x01\n";
     const auto r = parse(text, "junk.rules");
     REQUIRE(r.diagnostics.size() == 1001);
-    CHECK(r.diagnostics.back().to_string() == "junk.rules:1002: error: too many errors; the rest of the file is not checked");
+    CHECK(r.diagnostics.back().to_string() ==
+          "junk.rules:1002: error: too many errors; the rest of the file is not checked");
 }
-

@@ -13,22 +13,27 @@ TEST_CASE("rules: lint warns of a rule shadowed by one earlier rule, naming it",
 {
     CHECK(warnings_of("allreduce * * recursive_doubling\n"
                       "allreduce 2-8 0-4K binomial\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     // The earliest shadowing rule is named, and each shadowed rule is warned once.
     CHECK(warnings_of("bcast 1-64 * binomial\n"
                       "bcast * 0-1M scatter_allgather\n"
                       "bcast 2-4 0-4K scatter_allgather\n"
                       "bcast 2-4 0-4K binomial segment=1K\n") ==
-          std::vector<std::string>{"t.rules:4:1: warning: this rule can never match: line 2 matches every call it would",
-                                   "t.rules:5:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:4:1: warning: this rule can never match: line 2 matches every call it would",
+              "t.rules:5:1: warning: this rule can never match: line 2 matches every call it would"});
     // An identical rule is shadowed; inclusive ends count.
     CHECK(warnings_of("barrier 4-8 * bruck\nbarrier 4-8 * recursive_doubling\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     // Keys: an earlier rule without a key covers a later one with it, not the other way round.
     CHECK(warnings_of("allgather * * bruck\nallgather * * ring nodes=2-4 memory=cuda\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     CHECK(warnings_of("allgather * * bruck nodes=1-8\nallgather * * ring nodes=2-4\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     CHECK(warnings_of("allgather * * bruck nodes=2-4\nallgather * * ring\n").empty());
     CHECK(warnings_of("allgather * * bruck nodes=2-4\nallgather * * ring nodes=1-8\n").empty());
     CHECK(warnings_of("allgather * * bruck ranks_per_node=2\nallgather * * ring\n").empty());
@@ -49,12 +54,15 @@ TEST_CASE("rules: lint does not warn of a rule after one whose algorithm may dec
     CHECK(warnings_of("reduce * * halving_doubling\nreduce * 64K-* binomial commutative=no\n").empty());
     // ... unless the later rule (or the earlier one) is for commutative calls only.
     CHECK(warnings_of("allreduce * * ring\nallreduce * 0-4K recursive_doubling commutative=yes\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     CHECK(warnings_of("allreduce * * ring commutative=yes\nallreduce * 0-4K binomial commutative=yes\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     // A declining rule is passed over, and the rule after it may still shadow a later one.
     CHECK(warnings_of("allreduce * * ring\nallreduce * * binomial\nallreduce * 0-4K recursive_doubling\n") ==
-          std::vector<std::string>{"t.rules:4:1: warning: this rule can never match: line 3 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:4:1: warning: this rule can never match: line 3 matches every call it would"});
 }
 
 TEST_CASE("rules: lint warns of message sizes a collective's rules leave uncovered", "[rules]")
@@ -69,8 +77,9 @@ TEST_CASE("rules: lint warns of message sizes a collective's rules leave uncover
           std::vector<std::string>{
               "t.rules:2: warning: bcast: no rule covers message sizes 1048577-* (such calls use the defaults)"});
     CHECK(warnings_of("barrier * 5 bruck\n") ==
-          std::vector<std::string>{"t.rules:2: warning: barrier: no rule covers message sizes 0-4 (such calls use the defaults)",
-                                   "t.rules:2: warning: barrier: no rule covers message sizes 6-* (such calls use the defaults)"});
+          std::vector<std::string>{
+              "t.rules:2: warning: barrier: no rule covers message sizes 0-4 (such calls use the defaults)",
+              "t.rules:2: warning: barrier: no rule covers message sizes 6-* (such calls use the defaults)"});
     // Several gaps, rules out of order; the warning names the collective's first rule.
     CHECK(warnings_of("bcast * * binomial\n"
                       "alltoall * 1M-* pairwise\n"
@@ -301,10 +310,12 @@ TEST_CASE("rules: lint treats a fallback rule as serving every call it matches",
     CHECK(warnings_of("allreduce * 0-1K fallback\n"
                       "allreduce 2-8 0-256 ring\n"
                       "allreduce * 1K-* ring\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     // A fallback rule after one that covers it is shadowed like any other.
     CHECK(warnings_of("allreduce * * recursive_doubling\nallreduce * 0-1K fallback\n") ==
-          std::vector<std::string>{"t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
     // The gaps check counts fallback rules as covering their sizes.
     CHECK(warnings_of("bcast * 0-1K fallback\nbcast * 1K-* binomial\n").empty());
 }
@@ -346,36 +357,37 @@ TEST_CASE("rules: the defaults decide every call, order-preserving when the op i
         const Collective coll = Collective(c);
         const bool reduction = coll == Collective::allreduce || coll == Collective::reduce;
         for (int nodes : {0, 1, 2})
-        for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1), 4 * K, 4 * K + 1, 256 * K, G})
-            for (int ranks = 2; ranks <= 64; ++ranks) {
-                Call x = call(coll, ranks, bytes);
-                x.nodes = nodes;
-                x.ranks_per_node = nodes == 1 ? ranks : nodes == 2 ? (ranks + 1) / 2 : 0;
-                INFO("nodes=" << nodes);
-                const Rule* r = choose(tables, x);
-                if (r == nullptr) {
-                    FAIL_CHECK("no default rule for " << to_string(coll) << " ranks=" << ranks << " bytes=" << bytes);
-                    continue;
-                }
-                if (r->algorithm != kFallback) {
-                    const Algorithm* a = find_algorithm(coll, r->algorithm);
-                    REQUIRE(a != nullptr);
-                    CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes, x.ranks_per_node}));
-                }
+            for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1), 4 * K, 4 * K + 1, 256 * K, G})
+                for (int ranks = 2; ranks <= 64; ++ranks) {
+                    Call x = call(coll, ranks, bytes);
+                    x.nodes = nodes;
+                    x.ranks_per_node = nodes == 1 ? ranks : nodes == 2 ? (ranks + 1) / 2 : 0;
+                    INFO("nodes=" << nodes);
+                    const Rule* r = choose(tables, x);
+                    if (r == nullptr) {
+                        FAIL_CHECK("no default rule for " << to_string(coll) << " ranks=" << ranks
+                                                          << " bytes=" << bytes);
+                        continue;
+                    }
+                    if (r->algorithm != kFallback) {
+                        const Algorithm* a = find_algorithm(coll, r->algorithm);
+                        REQUIRE(a != nullptr);
+                        CHECK(!why_not(*a, CallShape{ranks, bytes, true, nodes, x.ranks_per_node}));
+                    }
 
-                x.commutative = false;
-                const Rule* n = choose(tables, x);
-                if (reduction && n == nullptr)
-                    FAIL_CHECK("no default rule for non-commutative " << to_string(coll) << " ranks=" << ranks
-                                                                       << " bytes=" << bytes);
-                if (n != nullptr && n->algorithm != kFallback) {
-                    const Algorithm* na = find_algorithm(coll, n->algorithm);
-                    REQUIRE(na != nullptr);
-                    if (na->needs.commutative_op)
-                        FAIL_CHECK(to_string(coll) << " ranks=" << ranks << " bytes=" << bytes << ": " << n->source
-                                                   << " (" << n->algorithm << ") reorders a non-commutative op");
+                    x.commutative = false;
+                    const Rule* n = choose(tables, x);
+                    if (reduction && n == nullptr)
+                        FAIL_CHECK("no default rule for non-commutative " << to_string(coll) << " ranks=" << ranks
+                                                                          << " bytes=" << bytes);
+                    if (n != nullptr && n->algorithm != kFallback) {
+                        const Algorithm* na = find_algorithm(coll, n->algorithm);
+                        REQUIRE(na != nullptr);
+                        if (na->needs.commutative_op)
+                            FAIL_CHECK(to_string(coll) << " ranks=" << ranks << " bytes=" << bytes << ": " << n->source
+                                                       << " (" << n->algorithm << ") reorders a non-commutative op");
+                    }
                 }
-            }
     }
 }
 
@@ -384,7 +396,7 @@ TEST_CASE("rules: the defaults decide every call, order-preserving when the op i
 TEST_CASE("rules: nearest() finds close words, not far ones, and bounds long ones", "[rules]")
 {
     const std::vector<std::string_view> algos = {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling",
-                                                 "pat", "binomial"};
+                                                 "pat",  "binomial"};
     CHECK(nearest("rnig", algos) == "ring");
     CHECK(nearest("ring", algos) == "ring");
     CHECK(nearest("rings", algos) == "ring");
@@ -397,10 +409,10 @@ TEST_CASE("rules: nearest() finds close words, not far ones, and bounds long one
     CHECK(nearest("scatter_allgather", algos) == "");
     CHECK(nearest("ring", {}) == "");
     // The threshold grows with the word: 2 edits, or a third of its length.
-    CHECK(nearest("abcdefghi", {"abcxxxghi"}) == "abcxxxghi");  // 3 of 9
-    CHECK(nearest("abcdefghi", {"abxxxxghi"}) == "");           // 4 of 9
-    CHECK(nearest("ab", {"xy"}) == "xy");                        // 2
-    CHECK(nearest("ab", {"xyz"}) == "");                         // 3
+    CHECK(nearest("abcdefghi", {"abcxxxghi"}) == "abcxxxghi"); // 3 of 9
+    CHECK(nearest("abcdefghi", {"abxxxxghi"}) == "");          // 4 of 9
+    CHECK(nearest("ab", {"xy"}) == "xy");                      // 2
+    CHECK(nearest("ab", {"xyz"}) == "");                       // 3
     // The closest candidate wins; ties go to the first.
     CHECK(nearest("bcasts", {"broadcast", "bcast"}) == "bcast");
     CHECK(nearest("abc", {"abd", "abe"}) == "abd");
@@ -410,7 +422,6 @@ TEST_CASE("rules: nearest() finds close words, not far ones, and bounds long one
     CHECK(nearest(long65, {long64}) == "");
     CHECK(nearest(std::string(1 << 20, 'x'), algos) == "");
 }
-
 
 TEST_CASE("start-up lints small user files and skips the quadratic lint on huge ones", "[rules]")
 {
@@ -472,7 +483,6 @@ TEST_CASE("a communicator's rules are narrowed by its size, nodes and ranks per 
     load_user_rules("");
     std::remove(path.c_str());
 }
-
 
 TEST_CASE("rules: an shm rule serves one-node communicators only, the next rule the others", "[rules]")
 {
@@ -559,7 +569,8 @@ TEST_CASE("rules: a fallback rule is passed over for a reduction Open MPI's own 
 {
     // loom serves such a call (a SUM on 8- or 16-bit integers, which Open MPI 4.1's AVX op
     // saturates) with the next rule instead of handing it on and changing the answer.
-    const ParseResult t = parse("loom-rules 1\nallreduce * 0-1K fallback\nallreduce * * recursive_doubling\n", "t.rules");
+    const ParseResult t =
+        parse("loom-rules 1\nallreduce * 0-1K fallback\nallreduce * * recursive_doubling\n", "t.rules");
     REQUIRE(t.ok());
     Call x = call(Collective::allreduce, 4, 64);
     CHECK(choose({&t.rules}, x) == &t.rules[0]);
@@ -595,8 +606,9 @@ TEST_CASE("rules: leaders= names a flat algorithm for a hierarchical rule only",
     const ParseResult good = parse_body("allreduce * * hierarchical leaders=ring nodes=2-*\n");
     REQUIRE(good.ok());
     CHECK(good.rules[0].leaders == "ring");
-    CHECK(only_error("allreduce * * ring leaders=ring\n") ==
-          "t.rules:2:20: error: leaders= names what a hierarchical algorithm's node leaders run; 'ring' has no leaders");
+    CHECK(
+        only_error("allreduce * * ring leaders=ring\n") ==
+        "t.rules:2:20: error: leaders= names what a hierarchical algorithm's node leaders run; 'ring' has no leaders");
     CHECK(only_error("allreduce * * hierarchical leaders=rnig\n") ==
           "t.rules:2:36: error: no flat allreduce algorithm 'rnig'; did you mean 'ring'?");
     CHECK(only_error("bcast * * hierarchical leaders=hierarchical\n") ==

@@ -87,13 +87,15 @@ RunStats run_all(int P, std::size_t count)
         shm_allgather(net, mem, AllgatherArgs{nullptr, v.data(), uneven});
         for (int q = 0; q < P; ++q) {
             const Bytes b = pattern(q, uneven[std::size_t(q)], 3);
-            if (!std::equal(b.begin(), b.end(), v.begin() + std::ptrdiff_t(offsets.begin(q)))) expect(false, "allgatherv in place");
+            if (!std::equal(b.begin(), b.end(), v.begin() + std::ptrdiff_t(offsets.begin(q))))
+                expect(false, "allgatherv in place");
         }
         // reduce_scatter_block of `count` int32 per rank, in place
         std::vector<std::size_t> counts(std::size_t(P), count);
         Bytes rs = whole[R];
         shm_reduce_scatter_block(net, mem, ReduceScatterArgs{nullptr, rs.data(), counts, sum});
-        expect(std::equal(total.begin() + std::ptrdiff_t(R * count * 4), total.begin() + std::ptrdiff_t((R + 1) * count * 4), rs.begin()),
+        expect(std::equal(total.begin() + std::ptrdiff_t(R * count * 4),
+                          total.begin() + std::ptrdiff_t((R + 1) * count * 4), rs.begin()),
                "reduce_scatter_block in place");
         expect(tail_intact(rs, whole[R], count * 4), "reduce_scatter_block in place left the rest of the input alone");
     });
@@ -174,7 +176,8 @@ TEST_CASE("shm: every collective on one segment, every P, chunked sizes", "[shm]
     }
 }
 
-TEST_CASE("shm: without per-communicator state no other algorithm runs under its name: every rank refuses", "[shm][fallback]")
+TEST_CASE("shm: without per-communicator state no other algorithm runs under its name: every rank refuses",
+          "[shm][fallback]")
 {
     // The chooser never picks shm without a segment; if it is run anyway, every rank throws
     // alike (no rank waits for a peer that gave up) and nothing is sent.
@@ -234,7 +237,7 @@ TEST_CASE("shm segment: never in /dev/shm, mapped through its path, closed, erro
 TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and keeps doing so", "[shm][fallback]")
 {
     for (int P : {2, 3, 6}) {
-        for (int bad = 1; bad < P; bad += P - 2 > 0 ? P - 2 : 1) {
+        for (int bad = 1; bad<P; bad += P - 2> 0 ? P - 2 : 1) {
             const std::size_t count = 5000;
             const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
             const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
@@ -247,7 +250,8 @@ TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and ke
                 for (int call = 0; call < 3; ++call) {
                     Bytes out(count * 4);
                     try {
-                        shm_allreduce(net, mem, AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
+                        shm_allreduce(net, mem,
+                                      AllreduceArgs{ints[std::size_t(net.rank())].data(), out.data(), count, sum});
                     } catch (const ShmUnavailable&) {
                         ++refused[std::size_t(net.rank())];
                     }

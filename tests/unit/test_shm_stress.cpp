@@ -97,7 +97,10 @@ public:
     void pause(unsigned max_us) { usleep(useconds_t(rng_.below(max_us))); }
 
 private:
-    void jitter() { if (rng_.below(8) == 0) pause(100); }
+    void jitter()
+    {
+        if (rng_.below(8) == 0) pause(100);
+    }
     HostMemory host_;
     Rng rng_;
 };
@@ -113,7 +116,8 @@ std::string check_sum(const T* got, std::size_t n, int P, std::uint64_t it, std:
         std::int64_t want = 0;
         for (int r = 0; r < P; ++r) want += value(r, it, first + i);
         if (got[i] != T(want))
-            return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " + std::to_string(want);
+            return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
+                   std::to_string(want);
     }
     return "";
 }
@@ -132,14 +136,16 @@ std::string run_reduction(ShmComm& shm, MemoryOps& mem, Kind kind, Rng& rng, std
         const std::vector<std::size_t> counts(std::size_t(P), n);
         std::vector<T> in(std::size_t(P) * n), out(n, T(0x5a5a5a5a));
         for (std::size_t i = 0; i < in.size(); ++i) in[i] = T(value(me, it, i));
-        shm_reduce_scatter_block(shm, mem, ReduceScatterArgs{in_place ? nullptr : in.data(), in_place ? in.data() : out.data(), counts, op});
+        shm_reduce_scatter_block(
+            shm, mem, ReduceScatterArgs{in_place ? nullptr : in.data(), in_place ? in.data() : out.data(), counts, op});
         return check_sum(in_place ? in.data() : out.data(), n, P, it, std::size_t(me) * n);
     }
     const std::size_t n = pick_count(rng, per_chunk);
     std::vector<T> in(n), out(n, T(0x5a5a5a5a));
     for (std::size_t i = 0; i < n; ++i) in[i] = T(value(me, it, i));
     if (kind == kAllreduce) {
-        shm_allreduce(shm, mem, AllreduceArgs{in_place ? nullptr : in.data(), in_place ? in.data() : out.data(), n, op});
+        shm_allreduce(shm, mem,
+                      AllreduceArgs{in_place ? nullptr : in.data(), in_place ? in.data() : out.data(), n, op});
         return check_sum(in_place ? in.data() : out.data(), n, P, it, 0);
     }
     // reduce: in place at the root only; elsewhere recvbuf is insignificant, sometimes null.
@@ -273,8 +279,10 @@ std::string run_processes(const Config& c)
         for (std::size_t i = 0; i < live.size(); ++i) {
             int status = 0;
             if (waitpid(live[i], &status, WNOHANG) != live[i]) continue;
-            if (WIFSIGNALED(status)) problem = "a rank was killed by signal " + std::to_string(WTERMSIG(status));
-            else if (WEXITSTATUS(status) != 0) problem = "a rank exited with status " + std::to_string(WEXITSTATUS(status)) + " (see stderr)";
+            if (WIFSIGNALED(status))
+                problem = "a rank was killed by signal " + std::to_string(WTERMSIG(status));
+            else if (WEXITSTATUS(status) != 0)
+                problem = "a rank exited with status " + std::to_string(WEXITSTATUS(status)) + " (see stderr)";
             live.erase(live.begin() + std::ptrdiff_t(i--));
         }
         if (std::chrono::steady_clock::now() > deadline) problem = "timed out (a hang?)";
@@ -297,11 +305,13 @@ public:
                   std::abort();
               }
           })
-    {
-    }
+    {}
     ~Watchdog()
     {
-        { std::lock_guard lock(mutex_); done_ = true; }
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
         cv_.notify_one();
         thread_.join();
     }
@@ -346,8 +356,8 @@ void require_threads_ok(const Config& c)
 TEST_CASE("shm stress: forked ranks over one MAP_SHARED segment", "[shm][shm_stress]")
 {
     const Config configs[] = {
-        {2, kSmallSlot, 20000}, {3, kSmallSlot, 15000}, {4, kSmallSlot, 15000}, {8, kSmallSlot, 8000},
-        {4, ShmComm::kSlotBytes, 1000}, // the production slot: large messages, fewer chunks
+        {2, kSmallSlot, 20000}, {3, kSmallSlot, 15000},         {4, kSmallSlot, 15000},
+        {8, kSmallSlot, 8000},  {4, ShmComm::kSlotBytes, 1000}, // the production slot: large messages, fewer chunks
     };
     for (const Config& c : configs) {
         INFO("P = " << c.P << ", slot = " << c.slot << ", iterations = " << c.iterations);
@@ -407,7 +417,8 @@ TEST_CASE("shm: rooted collectives run up to kSmallRegions calls ahead through t
             for (int i = 0; i < kCalls; ++i) {
                 std::int64_t in = r * 100 + i, out = 0;
                 shm_reduce(shm, mem, ReduceArgs{&in, r == 2 ? &out : nullptr, 1, sum, 2});
-                if (r == 2 && out != 300 + 3 * i) errors[2] = "reduce " + std::to_string(i) + " got " + std::to_string(out);
+                if (r == 2 && out != 300 + 3 * i)
+                    errors[2] = "reduce " + std::to_string(i) + " got " + std::to_string(out);
             }
             if (r != 2) early_done += 1;
         });

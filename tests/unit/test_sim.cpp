@@ -24,9 +24,9 @@ using namespace loom::sim;
 
 namespace {
 
-constexpr double a = 1.0 / (1 << 20);          // latency, s (about 0.95 us)
-constexpr double b = 1.0 / (1ull << 33);       // per byte, s (about 8.6 GB/s)
-constexpr double g = 1.0 / (1ull << 32);       // reduction per byte, s
+constexpr double a = 1.0 / (1 << 20);    // latency, s (about 0.95 us)
+constexpr double b = 1.0 / (1ull << 33); // per byte, s (about 8.6 GB/s)
+constexpr double g = 1.0 / (1ull << 32); // reduction per byte, s
 
 const Model& flat()
 {
@@ -73,8 +73,7 @@ TEST_CASE("sim: flat model times equal the textbook costs", "[sim][closed_form]"
             CHECK(run(flat(), Collective::allreduce, "ring", P, std::size_t(S)).seconds ==
                   2 * (p - 1) * a + 2 * (p - 1) / p * S * b + (p - 1) / p * S * g);
             // ring allgather: (P-1) (a + S/P b); without data, no steps at all
-            CHECK(run(flat(), Collective::allgather, "ring", P, std::size_t(S)).seconds ==
-                  (p - 1) * (a + S / p * b));
+            CHECK(run(flat(), Collective::allgather, "ring", P, std::size_t(S)).seconds == (p - 1) * (a + S / p * b));
             // Bruck allgather, any P: ceil(lg P) a + (P-1)/P S b
             CHECK(run(flat(), Collective::allgather, "bruck", P, std::size_t(S)).seconds ==
                   lg * a + (p - 1) / p * S * b);
@@ -108,8 +107,8 @@ TEST_CASE("sim: the same messages as the in-process transport, for every algorit
     for (const Algorithm& algorithm : all_algorithms()) {
         for (int P : {1, 2, 3, 5, 8, 12, 17}) {
             if (why_not(algorithm, CallShape{P, 0, true})) continue;
-            for (std::size_t bytes : {std::size_t(0), std::size_t(1), std::size_t(P + 3), std::size_t(1000),
-                                      std::size_t(70000)}) {
+            for (std::size_t bytes :
+                 {std::size_t(0), std::size_t(1), std::size_t(P + 3), std::size_t(1000), std::size_t(70000)}) {
                 CAPTURE(algorithm.name, to_string(algorithm.collective), P, bytes);
                 Scenario s;
                 s.algorithm = &algorithm;
@@ -156,7 +155,8 @@ TEST_CASE("sim: deterministic, whatever the thread count", "[sim][determinism]")
     SweepSpec spec;
     spec.model = &m;
     for (const Algorithm& x : all_algorithms())
-        if (x.collective == Collective::allgather && !x.needs.same_node) spec.algorithms.push_back(&x); // no shared memory in loom-sim
+        if (x.collective == Collective::allgather && !x.needs.same_node)
+            spec.algorithms.push_back(&x); // no shared memory in loom-sim
     spec.shape.ranks = 200;
     spec.sizes = power_of_two_sizes(256, 1 << 20);
     spec.jobs = 1;
@@ -284,17 +284,24 @@ TEST_CASE("sim: model files", "[sim][model]")
     const std::string good = "loom-sim-model 1\nintra_latency_us = 1\nintra_bandwidth_GBps = 1\n"
                              "inter_latency_us = 1\ninter_bandwidth_GBps = 1\n";
     CHECK_NOTHROW(parse_model(good, "ok.model"));
-    CHECK_THROWS_WITH(parse_model("loom-rules 1\n", "x.model"), "x.model:1: expected the header 'loom-sim-model 1', found 'loom-rules 1'");
+    CHECK_THROWS_WITH(parse_model("loom-rules 1\n", "x.model"),
+                      "x.model:1: expected the header 'loom-sim-model 1', found 'loom-rules 1'");
     CHECK_THROWS_WITH(parse_model(good + "inter_latncy_us = 2\n", "x.model"),
                       "x.model:6: unknown key 'inter_latncy_us' (did you mean 'inter_latency_us'?)");
     CHECK_THROWS_WITH(parse_model(good + "reduce_bandwidth_GBps = fast\n", "x.model"),
                       "x.model:6: reduce_bandwidth_GBps: 'fast' is not a number");
-    CHECK_THROWS_WITH(parse_model(good + "intra_latency_us = 2\n", "x.model"), "x.model:6: 'intra_latency_us' is set twice");
-    CHECK_THROWS_WITH(parse_model(good + "fat_tree_taper = 2 0.5\n", "x.model"), Catch::StartsWith("x.model:6: fat_tree_taper: a taper factor is >= 1"));
-    CHECK_THROWS_WITH(parse_model(good + "copy_bandwidth_GBps = 0\n", "x.model"), Catch::StartsWith("x.model:6: copy_bandwidth_GBps: a bandwidth must be > 0"));
-    CHECK_THROWS_WITH(parse_model(good + "ranks_per_node = 2.5\n", "x.model"), Catch::StartsWith("x.model:6: ranks_per_node: '2.5' is not a whole number"));
-    CHECK_THROWS_WITH(parse_model(good + "nonsense\n", "x.model"), "x.model:6: expected 'key = value', found 'nonsense'");
-    CHECK_THROWS_WITH(parse_model("loom-sim-model 1\nintra_latency_us = 1\n", "x.model"), "x.model: 'intra_bandwidth_GBps' is missing");
+    CHECK_THROWS_WITH(parse_model(good + "intra_latency_us = 2\n", "x.model"),
+                      "x.model:6: 'intra_latency_us' is set twice");
+    CHECK_THROWS_WITH(parse_model(good + "fat_tree_taper = 2 0.5\n", "x.model"),
+                      Catch::StartsWith("x.model:6: fat_tree_taper: a taper factor is >= 1"));
+    CHECK_THROWS_WITH(parse_model(good + "copy_bandwidth_GBps = 0\n", "x.model"),
+                      Catch::StartsWith("x.model:6: copy_bandwidth_GBps: a bandwidth must be > 0"));
+    CHECK_THROWS_WITH(parse_model(good + "ranks_per_node = 2.5\n", "x.model"),
+                      Catch::StartsWith("x.model:6: ranks_per_node: '2.5' is not a whole number"));
+    CHECK_THROWS_WITH(parse_model(good + "nonsense\n", "x.model"),
+                      "x.model:6: expected 'key = value', found 'nonsense'");
+    CHECK_THROWS_WITH(parse_model("loom-sim-model 1\nintra_latency_us = 1\n", "x.model"),
+                      "x.model: 'intra_bandwidth_GBps' is missing");
     CHECK_THROWS_WITH(parse_model("", "x.model"), Catch::Contains("empty model file"));
     CHECK_THROWS_WITH(load_model("/nonexistent/x.model"), "/nonexistent/x.model: cannot open the model file");
 }
@@ -309,7 +316,7 @@ TEST_CASE("sim: winners and the emitted rule file", "[sim][rules]")
         p.result.bytes = bytes;
         return p;
     };
-    std::vector<SweepPoint> points = {point(ring, 1024, 5), point(bruck, 1024, 2),  point(ring, 2048, 6),
+    std::vector<SweepPoint> points = {point(ring, 1024, 5),  point(bruck, 1024, 2), point(ring, 2048, 6),
                                       point(bruck, 2048, 3), point(ring, 4096, 4),  point(bruck, 4096, 4),
                                       point(ring, 8192, 5),  point(bruck, 8192, 9)};
     points.push_back(SweepPoint{&ring, 16384, {}, "failed"});

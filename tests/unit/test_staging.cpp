@@ -57,8 +57,8 @@ TEST_CASE("stage_segments: every byte goes through once, for 1, 2, many segments
     struct Case {
         std::size_t bytes, segment, segments;
     };
-    for (const Case c : {Case{100, 1000, 1}, Case{100, 100, 1}, Case{100, 50, 2}, Case{101, 100, 2},
-                         Case{1000, 7, 143}, Case{4096, 64, 64}, Case{5, 1, 5}, Case{1, 1, 1}}) {
+    for (const Case c : {Case{100, 1000, 1}, Case{100, 100, 1}, Case{100, 50, 2}, Case{101, 100, 2}, Case{1000, 7, 143},
+                         Case{4096, 64, 64}, Case{5, 1, 5}, Case{1, 1, 1}}) {
         INFO("bytes " << c.bytes << ", segment " << c.segment);
         const SegmentsRun run = run_segments(c.bytes, c.segment);
         REQUIRE(run.calls.size() == c.segments);
@@ -368,7 +368,8 @@ TEST_CASE("default rules: device calls get a memory=cuda rule that can serve the
         const Collective coll = Collective(c);
         if (coll == Collective::barrier) continue; // no buffers: always host memory
         for (int nodes : {0, 1, 2})
-            for (std::uint64_t bytes : {std::uint64_t(0), std::uint64_t(1000), std::uint64_t(1) << 20, std::uint64_t(1) << 30})
+            for (std::uint64_t bytes :
+                 {std::uint64_t(0), std::uint64_t(1000), std::uint64_t(1) << 20, std::uint64_t(1) << 30})
                 for (int ranks : {2, 3, 8, 9, 64, 1000}) {
                     rules::CallFacts x;
                     x.collective = coll;

@@ -97,8 +97,8 @@ inline void matmul_fn(const void* in, void* inout, std::size_t count, void*)
     const auto* a = static_cast<const std::uint32_t*>(in);
     auto* b = static_cast<std::uint32_t*>(inout);
     for (std::size_t e = 0; e < count; ++e, a += 4, b += 4) {
-        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                                    a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        const std::uint32_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                                    a[2] * b[1] + a[3] * b[3]};
         std::memcpy(b, c, sizeof c);
     }
 }
@@ -148,8 +148,8 @@ inline int floor_lg(int P)
 // `input`; the caller asserts on the main thread (Catch2 is not thread-safe).
 inline bool tail_intact(const Bytes& buffer, const Bytes& input, std::size_t result_bytes)
 {
-    return buffer.size() == input.size() &&
-           std::equal(buffer.begin() + std::ptrdiff_t(result_bytes), buffer.end(), input.begin() + std::ptrdiff_t(result_bytes));
+    return buffer.size() == input.size() && std::equal(buffer.begin() + std::ptrdiff_t(result_bytes), buffer.end(),
+                                                       input.begin() + std::ptrdiff_t(result_bytes));
 }
 
 // Runs an allreduce algorithm on P = inputs.size() ranks, in place or not, and returns every
@@ -159,8 +159,8 @@ struct AllreduceRun {
     RunStats stats;
 };
 using AllreduceAlgorithm = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
-inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vector<Bytes>& inputs,
-                                  std::size_t count, const Reduction& op, bool in_place)
+inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vector<Bytes>& inputs, std::size_t count,
+                                  const Reduction& op, bool in_place)
 {
     const int P = int(inputs.size());
     AllreduceRun run{std::vector<Bytes>(inputs.size()), {}};

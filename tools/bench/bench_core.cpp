@@ -64,8 +64,7 @@ int count_nodes(int rank, int size, int* max_per_node)
     int length = 0;
     MPI_Get_processor_name(name, &length);
     std::vector<char> all(rank == 0 ? std::size_t(size) * MPI_MAX_PROCESSOR_NAME : 1);
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
-               MPI_COMM_WORLD);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
     std::map<std::string, int> names;
     if (rank == 0)
         for (int r = 0; r < size; ++r) {
@@ -91,10 +90,14 @@ std::optional<unsigned long long> read_cvar(const std::string& name)
         MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
         alignas(8) unsigned char raw[16] = {};
         if (count == 1 && MPI_T_cvar_read(handle, raw) == MPI_SUCCESS) {
-            if (type == MPI_INT) result = (unsigned long long)*reinterpret_cast<int*>(raw);
-            else if (type == MPI_UNSIGNED) result = *reinterpret_cast<unsigned*>(raw);
-            else if (type == MPI_UNSIGNED_LONG) result = *reinterpret_cast<unsigned long*>(raw);
-            else if (type == MPI_UNSIGNED_LONG_LONG) result = *reinterpret_cast<unsigned long long*>(raw);
+            if (type == MPI_INT)
+                result = (unsigned long long)*reinterpret_cast<int*>(raw);
+            else if (type == MPI_UNSIGNED)
+                result = *reinterpret_cast<unsigned*>(raw);
+            else if (type == MPI_UNSIGNED_LONG)
+                result = *reinterpret_cast<unsigned long*>(raw);
+            else if (type == MPI_UNSIGNED_LONG_LONG)
+                result = *reinterpret_cast<unsigned long long*>(raw);
         }
         MPI_T_cvar_handle_free(&handle);
     }
@@ -198,7 +201,9 @@ void call_once(const Case& k, Buffers& b)
 {
     const int n = int(k.count);
     switch (k.collective) {
-    case Collective::allreduce: MPI_Allreduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case Collective::allreduce:
+        MPI_Allreduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
     case Collective::reduce: MPI_Reduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case Collective::reduce_scatter_block:
         MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -227,7 +232,10 @@ void call_once(const Case& k, Buffers& b)
 namespace {
 unsigned char pattern(std::size_t rank, std::size_t i) { return (unsigned char)(rank * 31 + i * 7 + 1); }
 // What rank `from` sends rank `to` at byte i of an alltoall block.
-unsigned char pattern(std::size_t from, std::size_t to, std::size_t i) { return (unsigned char)(from * 31 + to * 13 + i * 7 + 1); }
+unsigned char pattern(std::size_t from, std::size_t to, std::size_t i)
+{
+    return (unsigned char)(from * 31 + to * 13 + i * 7 + 1);
+}
 } // namespace
 
 bool call_and_verify(const Case& k, Buffers& b, int rank, int size)

@@ -117,7 +117,7 @@ long plan_iterations(const Case& k, Buffers& b, int rank, int size, const Iterat
 struct Timing {
     double seconds = 0; // rank 0: median over repeats of the slowest rank's mean time per call
     long iterations = 0;
-    long calls = 0;     // calls of the collective made, warm-up included
+    long calls = 0; // calls of the collective made, warm-up included
 };
 
 // OSU-style: plan_iterations, then `repeats` timed runs; the median of them.

@@ -21,10 +21,14 @@ inline std::size_t parse_size(const std::string& text)
         throw std::invalid_argument("bad size '" + text + "' (expected a number with an optional K, M or G)");
     const std::string suffix(end);
     double scale = 1;
-    if (suffix == "K" || suffix == "k") scale = 1024;
-    else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-    else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
-    else if (!suffix.empty()) throw std::invalid_argument("bad size '" + text + "' (unknown suffix '" + suffix + "')");
+    if (suffix == "K" || suffix == "k")
+        scale = 1024;
+    else if (suffix == "M" || suffix == "m")
+        scale = 1024.0 * 1024;
+    else if (suffix == "G" || suffix == "g")
+        scale = 1024.0 * 1024 * 1024;
+    else if (!suffix.empty())
+        throw std::invalid_argument("bad size '" + text + "' (unknown suffix '" + suffix + "')");
     if (v * scale >= 18446744073709551615.0) throw std::invalid_argument("size '" + text + "' is too large");
     return std::size_t(v * scale);
 }

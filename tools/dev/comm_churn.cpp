@@ -47,8 +47,10 @@ int rank = 0, size = 1;
 [[noreturn]] void usage(const char* why)
 {
     if (rank == 0)
-        std::fprintf(stderr, "loom-comm-churn: %s\nusage: loom-comm-churn [--modes split,dup-once,split-100,dup-100] "
-                             "[--iterations N] [--repeats R] [--csv FILE]\n", why);
+        std::fprintf(stderr,
+                     "loom-comm-churn: %s\nusage: loom-comm-churn [--modes split,dup-once,split-100,dup-100] "
+                     "[--iterations N] [--repeats R] [--csv FILE]\n",
+                     why);
     MPI_Finalize();
     std::exit(2);
 }
@@ -93,24 +95,28 @@ struct Mode {
 };
 
 const std::vector<Mode> kModes = {
-    {"split", [] {
+    {"split",
+     [] {
          MPI_Comm c = halves();
          allreduce_once(c);
          bcast_once(c);
          MPI_Comm_free(&c);
      }},
-    {"dup-once", [] {
+    {"dup-once",
+     [] {
          MPI_Comm c;
          MPI_Comm_dup(MPI_COMM_WORLD, &c);
          allreduce_once(c);
          MPI_Comm_free(&c);
      }},
-    {"split-100", [] {
+    {"split-100",
+     [] {
          MPI_Comm c = halves();
          for (int i = 0; i < 100; ++i) allreduce_once(c);
          MPI_Comm_free(&c);
      }},
-    {"dup-100", [] {
+    {"dup-100",
+     [] {
          MPI_Comm c;
          MPI_Comm_dup(MPI_COMM_WORLD, &c);
          for (int i = 0; i < 100; ++i) allreduce_once(c);
@@ -168,11 +174,16 @@ int main(int argc, char** argv)
         const std::string a = argv[i];
         if (i + 1 >= argc) usage(("missing value after " + a).c_str());
         const char* v = argv[++i];
-        if (a == "--modes") modes_arg = v;
-        else if (a == "--iterations") iterations = std::atoi(v);
-        else if (a == "--repeats") repeats = std::atoi(v);
-        else if (a == "--csv") csv_path = v;
-        else usage(("unknown argument " + a).c_str());
+        if (a == "--modes")
+            modes_arg = v;
+        else if (a == "--iterations")
+            iterations = std::atoi(v);
+        else if (a == "--repeats")
+            repeats = std::atoi(v);
+        else if (a == "--csv")
+            csv_path = v;
+        else
+            usage(("unknown argument " + a).c_str());
     }
     if (iterations < 1 || repeats < 1) usage("--iterations and --repeats want numbers >= 1");
     std::vector<const Mode*> modes;

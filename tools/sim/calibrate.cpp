@@ -82,16 +82,26 @@ Options parse_options(int argc, char** argv, int size)
             if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
             return argv[++i];
         };
-        if (arg == "--measure") o.measure = true;
-        else if (arg == "--check") o.check = true;
-        else if (arg == "--out") o.out = value();
-        else if (arg == "--model") o.model_path = value();
-        else if (arg == "--csv") o.csv = value();
-        else if (arg == "--name") o.name = value();
-        else if (arg == "--command") o.command = value();
-        else if (arg == "--sizes") o.sizes = parse_sizes(value());
-        else if (arg == "--repeats") o.repeats = std::max(1, std::stoi(value()));
-        else throw std::invalid_argument("unknown argument '" + arg + "'");
+        if (arg == "--measure")
+            o.measure = true;
+        else if (arg == "--check")
+            o.check = true;
+        else if (arg == "--out")
+            o.out = value();
+        else if (arg == "--model")
+            o.model_path = value();
+        else if (arg == "--csv")
+            o.csv = value();
+        else if (arg == "--name")
+            o.name = value();
+        else if (arg == "--command")
+            o.command = value();
+        else if (arg == "--sizes")
+            o.sizes = parse_sizes(value());
+        else if (arg == "--repeats")
+            o.repeats = std::max(1, std::stoi(value()));
+        else
+            throw std::invalid_argument("unknown argument '" + arg + "'");
     }
     if (o.measure == o.check) throw std::invalid_argument("give exactly one of --measure and --check");
     if (o.measure && o.out.empty()) throw std::invalid_argument("--measure needs --out FILE");
@@ -119,8 +129,10 @@ int main(int argc, char** argv)
         return 2;
     }
     try {
-        if (o.measure) run_measure(o, rank, size);
-        else run_check(o, rank, size);
+        if (o.measure)
+            run_measure(o, rank, size);
+        else
+            run_check(o, rank, size);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "loom-sim-calibrate: rank %d: %s\n", rank, e.what());
         MPI_Abort(MPI_COMM_WORLD, 1);

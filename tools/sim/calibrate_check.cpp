@@ -105,17 +105,21 @@ std::vector<Row> check_collective(Collective c, const std::vector<std::size_t>& 
         const bool correct = call_and_verify(k.call, *x.buffers, x.rank, x.size);
         const Timing t = loom::bench::time_case(k.call, *x.buffers, x.rank, x.size, x.repeats,
                                                 loom::bench::IterationPlan{.target_seconds = kTargetSeconds});
-        const bool served = counters.served() - served0 >= (unsigned long long)(t.calls + 1) &&
-                            counters.declined() == declined0;
+        const bool served =
+            counters.served() - served0 >= (unsigned long long)(t.calls + 1) && counters.declined() == declined0;
         const double flags = max_over_ranks(double(!correct) + 2.0 * double(!served), x.rank, x.size);
         if (x.rank != 0) continue;
-        if (flags >= 2) throw std::runtime_error(name + " " + algo + " at " + format_size(k.call.bytes) + ": loom did not serve every call");
-        if (flags >= 1) throw std::runtime_error(name + " " + algo + " at " + format_size(k.call.bytes) + ": wrong result");
+        if (flags >= 2)
+            throw std::runtime_error(name + " " + algo + " at " + format_size(k.call.bytes) +
+                                     ": loom did not serve every call");
+        if (flags >= 1)
+            throw std::runtime_error(name + " " + algo + " at " + format_size(k.call.bytes) + ": wrong result");
         std::string error;
         const auto predicted = predict(*x.model, k, x.size, x.segment, x.pat_buffer, error);
         if (!predicted) throw std::runtime_error(name + " " + algo + ": simulation failed: " + error);
         const double meas = t.seconds / kUs, pred = *predicted / kUs;
-        rows.push_back({name, algo, k.call.nominal, k.call.bytes, t.iterations, meas, pred, (pred - meas) / meas * 100});
+        rows.push_back(
+            {name, algo, k.call.nominal, k.call.bytes, t.iterations, meas, pred, (pred - meas) / meas * 100});
         const Row& w = rows.back();
         std::printf("| %s | %s | %s | %.2f | %.2f | %+.1f |\n", w.collective.c_str(), w.algorithm.c_str(),
                     format_size(w.bytes).c_str(), w.measured_us, w.predicted_us, w.error_pct);
@@ -133,7 +137,8 @@ void print_summary(const std::vector<Row>& rows, const std::vector<Collective>& 
     for (Collective c : collectives) {
         std::vector<double> errors;
         for (const Row& r : rows)
-            if (r.collective == to_string(c)) errors.push_back(std::abs(r.error_pct)), all.push_back(std::abs(r.error_pct));
+            if (r.collective == to_string(c))
+                errors.push_back(std::abs(r.error_pct)), all.push_back(std::abs(r.error_pct));
         std::printf("| %s | %zu | %.1f |\n", std::string(to_string(c)).c_str(), errors.size(), median(errors));
     }
     std::printf("| all | %zu | %.1f |\n", all.size(), median(all));
@@ -167,8 +172,10 @@ int run_check(const Options& o, int rank, int size)
         std::printf("### np=%d, model %s (%s), %ld cores: measured vs predicted\n\n", size, model.name.c_str(),
                     o.model_path.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
         std::printf("bytes: loom's message size of the calls made (allgather and reduce_scatter_block round the\n"
-                    "vector down to %d equal blocks). error %%: (predicted - measured) / measured.\n\n", size);
-        std::printf("| collective | algorithm | bytes | measured_us | predicted_us | error %% |\n|---|---|---|---|---|---|\n");
+                    "vector down to %d equal blocks). error %%: (predicted - measured) / measured.\n\n",
+                    size);
+        std::printf(
+            "| collective | algorithm | bytes | measured_us | predicted_us | error %% |\n|---|---|---|---|---|---|\n");
     }
     std::vector<Row> rows;
     for (Collective c : collectives) {

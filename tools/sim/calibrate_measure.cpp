@@ -83,11 +83,15 @@ double stream_once(int rank, std::size_t bytes, int iters, std::vector<char>& bu
     const int n = int(bytes);
     const double t0 = MPI_Wtime();
     for (int i = 0; i < iters; ++i) {
-        if (rank == 0) MPI_Send(buf.data(), n, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
-        else MPI_Recv(buf.data(), n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == 0)
+            MPI_Send(buf.data(), n, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+        else
+            MPI_Recv(buf.data(), n, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    if (rank == 0) MPI_Recv(nullptr, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    else MPI_Send(nullptr, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_Recv(nullptr, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    else
+        MPI_Send(nullptr, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
     return (MPI_Wtime() - t0) / iters;
 }
 
@@ -157,14 +161,24 @@ double time_reduce_kernel(int repeats)
     if (!loom_find_kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE, &k)) throw std::runtime_error("loom has no double-sum kernel");
     const std::size_t count = kLocalBytes / sizeof(double);
     std::vector<double> in(count, 1e-6), inout(count, 1.0);
-    return time_local([&] { k.fn(in.data(), inout.data(), count, k.ctx); clobber(inout.data()); }, 50, repeats);
+    return time_local(
+        [&] {
+            k.fn(in.data(), inout.data(), count, k.ctx);
+            clobber(inout.data());
+        },
+        50, repeats);
 }
 
 // memcpy: seconds per 1 MiB copy.
 double time_memcpy(int repeats)
 {
     std::vector<char> src(kLocalBytes, 3), dst(kLocalBytes, 0);
-    return time_local([&] { std::memcpy(dst.data(), src.data(), kLocalBytes); clobber(dst.data()); }, 50, repeats);
+    return time_local(
+        [&] {
+            std::memcpy(dst.data(), src.data(), kLocalBytes);
+            clobber(dst.data());
+        },
+        50, repeats);
 }
 
 struct Measurements {
@@ -217,15 +231,16 @@ std::string comment_block(const Measurements& m, const Options& o, int repeats)
         << "# date: " << now_text() << "\n"
         << "# host: " << host_name() << ", " << cpu_name() << ", " << m.cores << " cores\n"
         << "# command: " << one_line(o.command) << "\n"
-        << "# ping-pong (MPI_Send/MPI_Recv, ranks 0 and 1, MPI_BYTE): bytes -> median half round trip over "
-        << repeats << " repeats\n";
+        << "# ping-pong (MPI_Send/MPI_Recv, ranks 0 and 1, MPI_BYTE): bytes -> median half round trip over " << repeats
+        << " repeats\n";
     for (const auto& p : m.pingpong) {
         std::snprintf(buf, sizeof buf, "#   %8zu B  %10.3f us  (%d round trips per repeat)\n", p.bytes,
                       p.half_rtt_s / kUs, pingpong_iterations(p.bytes));
         out << buf;
     }
     out << describe_line("latency fit, least squares over 0..1 KiB (gives intra_latency_us)", m.latency_fit)
-        << describe_line("bandwidth fit, least squares over 64 KiB..1 MiB (gives intra_bandwidth_GBps)", m.bandwidth_fit)
+        << describe_line("bandwidth fit, least squares over 64 KiB..1 MiB (gives intra_bandwidth_GBps)",
+                         m.bandwidth_fit)
         << describe_line("for comparison, one least-squares line over all sizes", m.all_fit);
     out << "# for comparison, one-way stream (rank 0 sends the same buffer back to back, rank 1 receives):"
            " bytes -> median time per message\n";
@@ -277,7 +292,8 @@ int run_measure(const Options& o, int rank, int size)
         m.copy_s = time_memcpy(repeats);
     }
     sleeping_barrier();
-    if (const auto eager = read_cvar("btl_vader_eager_limit")) m.eager_limit = std::size_t(*eager), m.eager_from_mpi_t = true;
+    if (const auto eager = read_cvar("btl_vader_eager_limit"))
+        m.eager_limit = std::size_t(*eager), m.eager_from_mpi_t = true;
     if (rank != 0) return 0;
 
     m.latency_fit = fit(m.pingpong, 0, 1024);

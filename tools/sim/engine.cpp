@@ -121,8 +121,7 @@ class RecordingTransport final : public Transport {
 public:
     RecordingTransport(RankState& state, int rank, int size, const topo::Layout& layout)
         : st_(state), rank_(rank), size_(size), layout_(layout)
-    {
-    }
+    {}
     int rank() const override { return rank_; }
     // The simulated cluster's placement (blocks of ranks_per_node), for hierarchical
     // algorithms and ring order; no shared memory, so shm phases run their messaging fallback.
@@ -151,8 +150,7 @@ class RecordingMemory final : public MemoryOps {
 public:
     RecordingMemory(RankState& state, double copy_per_byte, double reduce_per_byte)
         : st_(state), copy_(copy_per_byte), reduce_(reduce_per_byte)
-    {
-    }
+    {}
     void copy(void*, const void*, std::size_t bytes) override { st_.local_delay += double(bytes) * copy_; }
     void reduce(const Reduction& op, const void*, void*, std::size_t count) override
     {
@@ -178,7 +176,8 @@ public:
         ppn_ = s.ranks_per_node > 0 ? s.ranks_per_node : std::max(1, model.ranks_per_node);
         nodes_ = (s.ranks + ppn_ - 1) / ppn_;
         const int on_node = std::min(ppn_, s.ranks);
-        share_ = model.cores_per_node > 0 && on_node > model.cores_per_node ? double(on_node) / model.cores_per_node : 1.0;
+        share_ =
+            model.cores_per_node > 0 && on_node > model.cores_per_node ? double(on_node) / model.cores_per_node : 1.0;
         if (s.root < 0 || s.root >= s.ranks) throw std::invalid_argument("root must be a rank of the communicator");
         std::vector<topo::Place> places(static_cast<std::size_t>(s.ranks));
         for (int r = 0; r < s.ranks; ++r) places[std::size_t(r)].node = r / ppn_;
@@ -209,7 +208,8 @@ public:
             const auto tables = rules::resolved_for(facts.ranks, facts.nodes, facts.ranks_per_node);
             call_.call.leaders = rules::decide(facts, *tables).leaders;
         }
-        if (call_.buffer_bytes > kQuarter) throw std::invalid_argument("message too large to simulate (over 256 GiB per buffer)");
+        if (call_.buffer_bytes > kQuarter)
+            throw std::invalid_argument("message too large to simulate (over 256 GiB per buffer)");
         for (int r = 0; r < s_.ranks; ++r) {
             RankState& st = ranks_[std::size_t(r)];
             st.ops.reserve(kOpsPerBatch + 1);
@@ -224,8 +224,10 @@ public:
         while (!agenda_.empty())
             agenda_.run_earliest([this](double time, std::int64_t id) {
                 now_ = time;
-                if (id >= 0) run_rank(int(id));
-                else start_transfer(std::uint32_t(-id - 1));
+                if (id >= 0)
+                    run_rank(int(id));
+                else
+                    start_transfer(std::uint32_t(-id - 1));
             });
         return finish();
     }
@@ -296,7 +298,8 @@ private:
                 st.clock = std::max(st.clock, st.batch_done);
                 break;
             case Op::Kind::end:
-                if (st.pending > 0) throw std::runtime_error("rank " + std::to_string(r) + " returned with operations not waited for");
+                if (st.pending > 0)
+                    throw std::runtime_error("rank " + std::to_string(r) + " returned with operations not waited for");
                 st.done = true;
                 finish_time_ = std::max(finish_time_, st.clock);
                 st.fiber.reset(); // its stack and whatever the algorithm held
@@ -405,8 +408,10 @@ private:
     void schedule_start(std::uint32_t id, double ready)
     {
         messages_[id].start_scheduled = true;
-        if (ready <= now_) start_transfer(id);
-        else agenda_.push(ready, -std::int64_t(id) - 1);
+        if (ready <= now_)
+            start_transfer(id);
+        else
+            agenda_.push(ready, -std::int64_t(id) - 1);
     }
 
     // The transfer starts when its ports (and fat-tree links) are free, and holds them for

@@ -25,27 +25,27 @@ namespace loom::sim {
 struct Scenario {
     const Algorithm* algorithm = nullptr; // the collective is algorithm->collective
     int ranks = 1;
-    int ranks_per_node = 0;         // 0: the model's
-    std::size_t bytes = 0;          // loom's message size for the collective (RULES.md)
-    std::size_t elem_size = 1;      // reductions: element size (bytes is rounded down to it)
-    std::size_t segment_bytes = 0;  // as coll_loom_segment_size (0: the algorithm's default)
-    std::size_t buffer_bytes = 0;   // as coll_loom_pat_buffer_size (0: the default)
+    int ranks_per_node = 0;        // 0: the model's
+    std::size_t bytes = 0;         // loom's message size for the collective (RULES.md)
+    std::size_t elem_size = 1;     // reductions: element size (bytes is rounded down to it)
+    std::size_t segment_bytes = 0; // as coll_loom_segment_size (0: the algorithm's default)
+    std::size_t buffer_bytes = 0;  // as coll_loom_pat_buffer_size (0: the default)
     int root = 0;
 };
 
 struct Result {
-    double seconds = 0;              // until the last rank returned from the algorithm
-    std::size_t bytes = 0;           // the message size actually simulated (blocks round down)
-    std::size_t messages_max = 0;    // messages one rank sent, the most over ranks
+    double seconds = 0;           // until the last rank returned from the algorithm
+    std::size_t bytes = 0;        // the message size actually simulated (blocks round down)
+    std::size_t messages_max = 0; // messages one rank sent, the most over ranks
     double messages_mean = 0;
-    std::size_t bytes_sent_max = 0;  // bytes one rank sent, the most over ranks
+    std::size_t bytes_sent_max = 0; // bytes one rank sent, the most over ranks
     double bytes_sent_mean = 0;
     std::size_t total_messages = 0;
     // Bytes sent, summed over ranks, by the highest level they reached: [0] within a node,
     // [1] node to node through one switch, [l] through level-l switches (fat tree).
     std::vector<double> bytes_by_level;
     int nodes = 1;
-    int levels = 1;                  // switch levels in use (1 without a fat tree)
+    int levels = 1; // switch levels in use (1 without a fat tree)
 };
 
 // The call every rank makes in a scenario, as the glue would describe it, on the given

@@ -42,8 +42,10 @@ Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : body_(std::m
 Fiber::~Fiber()
 {
     if (pool.bytes == 0) pool.bytes = mapped_;
-    if (mapped_ == pool.bytes && pool.free.size() < kPoolLimit) pool.free.push_back(stack_);
-    else munmap(stack_, mapped_);
+    if (mapped_ == pool.bytes && pool.free.size() < kPoolLimit)
+        pool.free.push_back(stack_);
+    else
+        munmap(stack_, mapped_);
 }
 
 void Fiber::trampoline()

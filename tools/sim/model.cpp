@@ -60,10 +60,20 @@ std::string num_text(double v)
     return buf;
 }
 
-const char* const kKeys[] = {"name", "description", "ranks_per_node", "cores_per_node", "intra_latency_us",
-                             "intra_bandwidth_GBps", "inter_latency_us", "inter_bandwidth_GBps",
-                             "reduce_bandwidth_GBps", "copy_bandwidth_GBps", "eager_limit_bytes",
-                             "fat_tree_radix", "fat_tree_taper", "hop_latency_us"};
+const char* const kKeys[] = {"name",
+                             "description",
+                             "ranks_per_node",
+                             "cores_per_node",
+                             "intra_latency_us",
+                             "intra_bandwidth_GBps",
+                             "inter_latency_us",
+                             "inter_bandwidth_GBps",
+                             "reduce_bandwidth_GBps",
+                             "copy_bandwidth_GBps",
+                             "eager_limit_bytes",
+                             "fat_tree_radix",
+                             "fat_tree_taper",
+                             "hop_latency_us"};
 
 // The known key sharing the longest prefix with `key`, for "did you mean".
 std::string nearest_key(const std::string& key)
@@ -114,19 +124,26 @@ Model parse_model(std::string_view text, const std::string& source)
         seen.push_back(key);
         const std::string at = where + key + ": ";
         if (value.empty() && key != "description") throw ModelError(at + "no value");
-        if (key == "name") m.name = value;
-        else if (key == "description") m.description = value;
-        else if (key == "ranks_per_node") m.ranks_per_node = count_value(value, 1, at);
-        else if (key == "cores_per_node") m.cores_per_node = count_value(value, 0, at);
-        else if (key == "intra_latency_us") m.intra.latency_s = number(value, false, at) * kUs;
-        else if (key == "inter_latency_us") m.inter.latency_s = number(value, false, at) * kUs;
-        else if (key == "hop_latency_us") m.hop_latency_s = number(value, false, at) * kUs;
-        else if (key == "intra_bandwidth_GBps" || key == "inter_bandwidth_GBps" ||
-                 key == "reduce_bandwidth_GBps" || key == "copy_bandwidth_GBps") {
+        if (key == "name")
+            m.name = value;
+        else if (key == "description")
+            m.description = value;
+        else if (key == "ranks_per_node")
+            m.ranks_per_node = count_value(value, 1, at);
+        else if (key == "cores_per_node")
+            m.cores_per_node = count_value(value, 0, at);
+        else if (key == "intra_latency_us")
+            m.intra.latency_s = number(value, false, at) * kUs;
+        else if (key == "inter_latency_us")
+            m.inter.latency_s = number(value, false, at) * kUs;
+        else if (key == "hop_latency_us")
+            m.hop_latency_s = number(value, false, at) * kUs;
+        else if (key == "intra_bandwidth_GBps" || key == "inter_bandwidth_GBps" || key == "reduce_bandwidth_GBps" ||
+                 key == "copy_bandwidth_GBps") {
             const double gbps = number(value, true, at);
             if (gbps == 0) throw ModelError(at + "a bandwidth must be > 0 ('inf' for free)");
-            double& field = key == "intra_bandwidth_GBps"   ? m.intra.per_byte_s
-                            : key == "inter_bandwidth_GBps" ? m.inter.per_byte_s
+            double& field = key == "intra_bandwidth_GBps"    ? m.intra.per_byte_s
+                            : key == "inter_bandwidth_GBps"  ? m.inter.per_byte_s
                             : key == "reduce_bandwidth_GBps" ? m.reduce_per_byte_s
                                                              : m.copy_per_byte_s;
             field = per_byte(gbps);
@@ -145,11 +162,13 @@ Model parse_model(std::string_view text, const std::string& source)
             }
         } else {
             const std::string near = nearest_key(key);
-            throw ModelError(where + "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+            throw ModelError(where + "unknown key '" + key + "'" +
+                             (near.empty() ? "" : " (did you mean '" + near + "'?)"));
         }
     }
     if (!header) throw ModelError(source + ": empty model file (expected the header 'loom-sim-model 1')");
-    for (const char* required : {"intra_latency_us", "intra_bandwidth_GBps", "inter_latency_us", "inter_bandwidth_GBps"}) {
+    for (const char* required :
+         {"intra_latency_us", "intra_bandwidth_GBps", "inter_latency_us", "inter_bandwidth_GBps"}) {
         bool found = false;
         for (const auto& s : seen) found = found || s == required;
         if (!found) throw ModelError(source + ": '" + required + "' is missing");
@@ -181,7 +200,8 @@ std::string format_model(const Model& m)
         << "inter_bandwidth_GBps = " << gbps_text(m.inter.per_byte_s) << "\n"
         << "reduce_bandwidth_GBps = " << gbps_text(m.reduce_per_byte_s) << "\n"
         << "copy_bandwidth_GBps = " << gbps_text(m.copy_per_byte_s) << "\n"
-        << "eager_limit_bytes = " << (m.eager_limit == std::size_t(-1) ? std::string("none") : std::to_string(m.eager_limit)) << "\n"
+        << "eager_limit_bytes = "
+        << (m.eager_limit == std::size_t(-1) ? std::string("none") : std::to_string(m.eager_limit)) << "\n"
         << "fat_tree_radix = " << m.fat_tree_radix << "\n";
     if (!m.taper.empty()) {
         out << "fat_tree_taper =";

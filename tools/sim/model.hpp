@@ -41,10 +41,10 @@ struct Model {
     double reduce_per_byte_s = 0; // g, per byte of the reduced vector
     double copy_per_byte_s = 0;   // c, local memory copies
     std::size_t eager_limit = std::size_t(-1);
-    int fat_tree_radix = 0;     // 0: no fat tree (every pair of nodes one hop apart)
-    std::vector<double> taper;  // taper[l-1]: oversubscription of level-l switches' uplinks
-    double hop_latency_s = 0;   // per switch hop above the first, each way
-    std::string source;         // the file it came from, for messages
+    int fat_tree_radix = 0;    // 0: no fat tree (every pair of nodes one hop apart)
+    std::vector<double> taper; // taper[l-1]: oversubscription of level-l switches' uplinks
+    double hop_latency_s = 0;  // per switch hop above the first, each way
+    std::string source;        // the file it came from, for messages
 };
 
 // A model file's error: "FILE:LINE: problem".
@@ -53,7 +53,7 @@ class ModelError : public std::runtime_error {
 };
 
 Model parse_model(std::string_view text, const std::string& source);
-Model load_model(const std::string& path); // throws ModelError (also when unreadable)
+Model load_model(const std::string& path);    // throws ModelError (also when unreadable)
 std::string format_model(const Model& model); // parse_model(format_model(m)) == m
 
 // A flat model: every rank its own node, no fat tree, no contention beyond the node ports;

@@ -16,8 +16,8 @@ struct SweepSpec {
     const Model* model = nullptr;
     std::vector<const Algorithm*> algorithms; // all of one collective
     std::vector<std::size_t> sizes;
-    Scenario shape;                           // ranks, ranks per node, root, segment...: every
-                                              // point's scenario, with its algorithm and size
+    Scenario shape; // ranks, ranks per node, root, segment...: every
+                    // point's scenario, with its algorithm and size
     int jobs = 1;
     std::function<void(std::size_t done, std::size_t total)> progress; // may be empty
 };
@@ -38,9 +38,9 @@ std::vector<std::size_t> power_of_two_sizes(std::size_t lo, std::size_t hi);
 
 struct Winner {
     std::size_t bytes;
-    const Algorithm* algorithm;      // fastest
+    const Algorithm* algorithm; // fastest
     double seconds;
-    const Algorithm* runner_up;      // second fastest, or nullptr
+    const Algorithm* runner_up; // second fastest, or nullptr
     double runner_up_seconds;
 };
 
