@@ -6,7 +6,7 @@
 
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/proc/proc.h"
-#include "opal/mca/hwloc/base/base.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
 #include "opal/util/proc.h"
 
 #include <stdlib.h>

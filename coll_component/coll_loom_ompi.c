@@ -44,3 +44,40 @@ char *loom_ompi_hostname(struct ompi_proc_t *proc)
 void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
 
 #endif
+
+#if OMPI_MAJOR_VERSION == 5
+
+#include "ompi/runtime/ompi_rte.h"
+#include "opal/mca/pmix/pmix-internal.h"
+
+int loom_ompi_first_process(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
+
+int loom_ompi_initializing(void)
+{
+    /* ompi_info opens components without a PMIx server: PMIx_Initialized says which. */
+    return PMIx_Initialized() && OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state;
+}
+
+int loom_ompi_modex_put(const char *key, const void *data, size_t size)
+{
+    int rc;
+    OPAL_MODEX_SEND_STRING(rc, PMIX_GLOBAL, key, data, size);
+    return PMIX_SUCCESS == rc ? OPAL_SUCCESS : OPAL_ERROR;
+}
+
+int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size)
+{
+    int rc;
+    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **) data, size);
+    return PMIX_SUCCESS == rc ? OPAL_SUCCESS : OPAL_ERR_NOT_FOUND;
+}
+
+char *loom_ompi_hostname(struct ompi_proc_t *proc)
+{
+    char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* malloc'd on 5.0 */
+    return NULL != name ? name : strdup("unknown");
+}
+
+void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
+
+#endif

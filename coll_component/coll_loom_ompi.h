@@ -5,9 +5,12 @@
  * supported versions share, so supporting another version means editing this header and
  * coll_loom_ompi.c, nowhere else.
  *
- *   Open MPI 4.1.x  coll type version 2.0.0, module struct 2.3.0 (has ft_event)   supported
- *   Open MPI 5.0.x  coll type version 2.4.0, no ft_event, adds coll_agree/iagree  not yet
- *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API                 not yet
+ *   Open MPI 4.1.x  coll type version 2.0.0, module struct 2.3.0 (has ft_event),  supported
+ *                   OPAL's pmix framework, borrowed host names
+ *   Open MPI 5.0.x  coll type version 2.4.0, module struct 2.4.0 (no ft_event;     supported
+ *                   coll_agree/iagree, coll_module_disable, reduce_local and the
+ *                   *_init slots), PMIx called directly, malloc'd host names
+ *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API, size_t counts   not supported
  *
  * A component built for the wrong version loads and is silently ignored by Open MPI, so an
  * unsupported version must fail the build here, loudly.
@@ -25,9 +28,19 @@
 #define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_0_0
 #define LOOM_COMPONENT_DECLSPEC OMPI_MODULE_DECLSPEC
 typedef mca_coll_base_component_2_0_0_t loom_coll_component_t;
+#elif OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0
+#define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_4_0
+#define LOOM_COMPONENT_DECLSPEC OMPI_DECLSPEC
+typedef mca_coll_base_component_2_4_0_t loom_coll_component_t;
 #else
-#error "loom's glue supports Open MPI 4.1.x only; see coll_component/coll_loom_ompi.h"
+#error "loom's glue supports Open MPI 4.1.x and 5.0.x; see coll_component/coll_loom_ompi.h"
 #endif
+
+/* The Open MPI version loom was built for, as "4.1.4": it must be the one that loads it. */
+#define LOOM_OMPI_STR2(x) #x
+#define LOOM_OMPI_STR(x)  LOOM_OMPI_STR2(x)
+#define LOOM_OMPI_BUILT_FOR                                                                                            \
+    LOOM_OMPI_STR(OMPI_MAJOR_VERSION) "." LOOM_OMPI_STR(OMPI_MINOR_VERSION) "." LOOM_OMPI_STR(OMPI_RELEASE_VERSION)
 
 BEGIN_C_DECLS
 
