@@ -66,8 +66,15 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
     const int nodes = c.nodes;
     // The leaders' communicator: one rank per node. Its phase cannot be handed on, and an
     // algorithm that needs the topology would recurse.
-    CallFacts leaders{c.collective,     bytes,         nodes,           nodes, 1,
-                      MemoryKind::host, c.commutative, c.element_bytes, true,  SegmentState::none};
+    CallFacts leaders;
+    leaders.collective = c.collective;
+    leaders.bytes = bytes;
+    leaders.ranks = leaders.nodes = nodes;
+    leaders.ranks_per_node = 1;
+    leaders.commutative = c.commutative;
+    leaders.element_bytes = c.element_bytes;
+    leaders.keep_from_open_mpi = true;
+    leaders.segment = SegmentState::none;
     auto usable = [&](const Algorithm* a) {
         return a != nullptr && !a->needs.topology && !why_not(*a, shape_of(leaders, false));
     };
