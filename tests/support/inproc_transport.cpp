@@ -184,10 +184,12 @@ RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body)
     for (int r = 0; r < ranks; ++r) transports.emplace_back(fabric, r);
 
     std::vector<std::exception_ptr> errors(ranks);
+    std::vector<RankFailures> failures(ranks); // each rank writes only its own
     std::vector<std::thread> threads;
     threads.reserve(ranks);
     for (int r = 0; r < ranks; ++r) {
         threads.emplace_back([&, r] {
+            const RankScope scope(r, failures[std::size_t(r)]);
             try {
                 body(transports[r]);
             } catch (...) {
@@ -213,6 +215,7 @@ RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body)
     if (first) std::rethrow_exception(first);
     if (fabric.leftover() != 0)
         throw std::runtime_error(std::to_string(fabric.leftover()) + " messages were sent but never received");
+    if (std::string failed = describe_failures(failures); !failed.empty()) throw RankCheckFailure(failed);
 
     RunStats stats;
     for (const auto& t : transports) {

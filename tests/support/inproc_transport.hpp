@@ -13,6 +13,7 @@
 //   * messages left unreceived at the end of a run are reported.
 #pragma once
 
+#include "rank_checks.hpp"
 #include "transport.hpp"
 
 #include <condition_variable>
@@ -95,7 +96,9 @@ private:
 };
 
 // Runs body(transport) on `ranks` threads and rethrows the first failure. Throws if a
-// deadlock was detected or messages were left unreceived.
+// deadlock was detected or messages were left unreceived, and a RankCheckFailure if a rank
+// recorded a failed check (rank_checks.hpp). The body must not use Catch2's assertions: it
+// runs on the rank's thread.
 struct RunStats {
     std::vector<std::size_t> messages_sent, bytes_sent, waits;
 };
