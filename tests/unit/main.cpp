@@ -1,2 +1,3 @@
+// main() of loom-unit-tests with Catch2 v2 (with v3 it comes from the catch2-with-main library).
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"

@@ -6,7 +6,7 @@
 #include "rules.hpp"
 #include "selection.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <algorithm>
 #include <cstdint>

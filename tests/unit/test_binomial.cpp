@@ -5,7 +5,7 @@
 #include "binomial.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstdint>
 #include <set>

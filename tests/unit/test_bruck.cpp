@@ -4,7 +4,7 @@
 #include "bruck.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <atomic>
 #include <chrono>

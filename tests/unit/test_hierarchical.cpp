@@ -9,7 +9,7 @@
 #include "test_support.hpp"
 #include "topology.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <initializer_list>
 #include <memory>

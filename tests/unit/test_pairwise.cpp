@@ -6,7 +6,7 @@
 #include "registry.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstdint>
 #include <cstring>

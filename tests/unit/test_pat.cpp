@@ -8,7 +8,7 @@
 #include "pat.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <climits>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // the arithmetic follows MPI (wrap-around integers, MINLOC/MAXLOC tie-breaking).
 #include "reduce_kernels.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -3,7 +3,7 @@
 #include "loom_c_api.h"
 #include "registry.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstring>
 #include <set>

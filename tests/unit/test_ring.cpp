@@ -8,7 +8,7 @@
 #include "ring.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -6,7 +6,7 @@
 #include "scatter_allgather.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstring>
 #include <stdexcept>

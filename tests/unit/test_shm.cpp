@@ -9,7 +9,7 @@
 #include "shm.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <dirent.h>
 #include <set>

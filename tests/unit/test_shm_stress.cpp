@@ -17,7 +17,7 @@
 #include "shm.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <csignal>
 #include <sys/mman.h>

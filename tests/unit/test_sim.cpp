@@ -13,7 +13,7 @@
 #include "rules.hpp"
 #include "sweep.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cmath>
 #include <string>
@@ -242,12 +242,12 @@ TEST_CASE("sim: a schedule bug is reported, not hidden", "[sim][errors]")
     s.algorithm = &deadlock;
     s.ranks = 4;
     s.bytes = 4 * 4096;
-    CHECK_THROWS_WITH(simulate(m, s), Catch::Contains("deadlock"));
+    CHECK_THROWS_WITH(simulate(m, s), Catch::Matchers::ContainsSubstring("deadlock"));
     s.bytes = 4 * 512; // eager: the same schedule completes
     CHECK(simulate(m, s).seconds > 0);
     const Algorithm lost{"unmatched", Collective::allgather, "", "", {}, AllgatherFn{&unmatched}};
     s.algorithm = &lost;
-    CHECK_THROWS_WITH(simulate(m, s), Catch::Contains("never matched"));
+    CHECK_THROWS_WITH(simulate(m, s), Catch::Matchers::ContainsSubstring("never matched"));
 }
 
 TEST_CASE("sim: model files", "[sim][model]")
@@ -271,15 +271,15 @@ TEST_CASE("sim: model files", "[sim][model]")
     CHECK(back.description == m.description);
     CHECK(back.ranks_per_node == 8);
     CHECK(back.cores_per_node == 2);
-    CHECK(back.intra.latency_s == Approx(m.intra.latency_s).epsilon(1e-15));
-    CHECK(back.intra.per_byte_s == Approx(m.intra.per_byte_s).epsilon(1e-15));
-    CHECK(back.inter.per_byte_s == Approx(m.inter.per_byte_s).epsilon(1e-15));
-    CHECK(back.reduce_per_byte_s == Approx(m.reduce_per_byte_s).epsilon(1e-15));
+    CHECK(back.intra.latency_s == Catch::Approx(m.intra.latency_s).epsilon(1e-15));
+    CHECK(back.intra.per_byte_s == Catch::Approx(m.intra.per_byte_s).epsilon(1e-15));
+    CHECK(back.inter.per_byte_s == Catch::Approx(m.inter.per_byte_s).epsilon(1e-15));
+    CHECK(back.reduce_per_byte_s == Catch::Approx(m.reduce_per_byte_s).epsilon(1e-15));
     CHECK(back.copy_per_byte_s == 0);
     CHECK(back.eager_limit == 65536);
     CHECK(back.fat_tree_radix == 16);
     CHECK(back.taper == std::vector<double>{1, 2});
-    CHECK(back.hop_latency_s == Approx(1e-7).epsilon(1e-15));
+    CHECK(back.hop_latency_s == Catch::Approx(1e-7).epsilon(1e-15));
 
     const std::string good = "loom-sim-model 1\nintra_latency_us = 1\nintra_bandwidth_GBps = 1\n"
                              "inter_latency_us = 1\ninter_bandwidth_GBps = 1\n";
@@ -293,16 +293,16 @@ TEST_CASE("sim: model files", "[sim][model]")
     CHECK_THROWS_WITH(parse_model(good + "intra_latency_us = 2\n", "x.model"),
                       "x.model:6: 'intra_latency_us' is set twice");
     CHECK_THROWS_WITH(parse_model(good + "fat_tree_taper = 2 0.5\n", "x.model"),
-                      Catch::StartsWith("x.model:6: fat_tree_taper: a taper factor is >= 1"));
+                      Catch::Matchers::StartsWith("x.model:6: fat_tree_taper: a taper factor is >= 1"));
     CHECK_THROWS_WITH(parse_model(good + "copy_bandwidth_GBps = 0\n", "x.model"),
-                      Catch::StartsWith("x.model:6: copy_bandwidth_GBps: a bandwidth must be > 0"));
+                      Catch::Matchers::StartsWith("x.model:6: copy_bandwidth_GBps: a bandwidth must be > 0"));
     CHECK_THROWS_WITH(parse_model(good + "ranks_per_node = 2.5\n", "x.model"),
-                      Catch::StartsWith("x.model:6: ranks_per_node: '2.5' is not a whole number"));
+                      Catch::Matchers::StartsWith("x.model:6: ranks_per_node: '2.5' is not a whole number"));
     CHECK_THROWS_WITH(parse_model(good + "nonsense\n", "x.model"),
                       "x.model:6: expected 'key = value', found 'nonsense'");
     CHECK_THROWS_WITH(parse_model("loom-sim-model 1\nintra_latency_us = 1\n", "x.model"),
                       "x.model: 'intra_bandwidth_GBps' is missing");
-    CHECK_THROWS_WITH(parse_model("", "x.model"), Catch::Contains("empty model file"));
+    CHECK_THROWS_WITH(parse_model("", "x.model"), Catch::Matchers::ContainsSubstring("empty model file"));
     CHECK_THROWS_WITH(load_model("/nonexistent/x.model"), "/nonexistent/x.model: cannot open the model file");
 }
 

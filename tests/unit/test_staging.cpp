@@ -13,7 +13,7 @@
 #include "staging.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <cstring>
 #include <numeric>

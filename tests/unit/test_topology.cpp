@@ -3,7 +3,7 @@
 // and cores within a node.
 #include "topology.hpp"
 
-#include <catch2/catch.hpp>
+#include "loom_catch.hpp"
 
 #include <sched.h>
 
