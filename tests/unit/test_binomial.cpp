@@ -66,7 +66,7 @@ void check_bcast(int P, std::size_t bytes, int root, std::size_t segment)
     std::size_t messages = 0;
     for (int r = 0; r < P; ++r) {
         INFO("P=" << P << " bytes=" << bytes << " root=" << root << " segment=" << segment << " rank=" << r);
-        REQUIRE(std::equal(expected.begin(), expected.end(), results[std::size_t(r)].begin()));
+        REQUIRE(first_difference(prefix(results[std::size_t(r)], bytes), expected) == "");
         REQUIRE(guard_intact(results[std::size_t(r)]));
         // A rank sends each segment to each of its children: at most ceil(lg P) at the root.
         CHECK(stats.messages_sent[std::size_t(r)] <= segments * std::size_t(ceil_lg(P)));
@@ -121,6 +121,8 @@ void check_reduce(int P, std::size_t count, const Case& c, int root, bool in_pla
     const auto expected = fold(op, inputs, count);
     std::vector<std::byte> result;
     std::vector<std::size_t> copied(static_cast<std::size_t>(P)), allocated(static_cast<std::size_t>(P));
+    INFO("P=" << P << " count=" << count << " root=" << root << " in_place=" << in_place
+              << " commutative=" << op.commutative);
     const auto stats = run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         const auto& mine = inputs[std::size_t(r)];
@@ -139,7 +141,7 @@ void check_reduce(int P, std::size_t count, const Case& c, int root, bool in_pla
             // Non-root ranks pass no recvbuf; their sendbuf must stay intact.
             const auto send = mine;
             binomial_reduce(net, mem, ReduceArgs{send.data(), nullptr, count, op, root});
-            REQUIRE(send == mine);
+            LOOM_RANK_CHECK(send == mine);
             return;
         }
         std::vector<std::byte> recv(S + kGuard, kCanary);
@@ -149,13 +151,11 @@ void check_reduce(int P, std::size_t count, const Case& c, int root, bool in_pla
         } else {
             const auto send = mine;
             binomial_reduce(net, mem, ReduceArgs{send.data(), recv.data(), count, op, root});
-            REQUIRE(send == mine);
+            LOOM_RANK_CHECK(send == mine);
         }
         result = std::move(recv);
     });
-    INFO("P=" << P << " count=" << count << " root=" << root << " in_place=" << in_place
-              << " commutative=" << op.commutative);
-    REQUIRE(std::equal(expected.begin(), expected.end(), result.begin()));
+    REQUIRE(first_difference(prefix(result, S), expected, op.elem_size) == "");
     REQUIRE(guard_intact(result));
     for (int r = 0; r < P; ++r) {
         // Every rank but the root sends its partial result once; a rank waits once per child
@@ -180,6 +180,7 @@ void check_allreduce(int P, std::size_t count, const Case& c, bool in_place)
     for (int r = 0; r < P; ++r) inputs.push_back(c.input(r, count));
     const auto expected = fold(op, inputs, count);
     std::vector<std::vector<std::byte>> results(static_cast<std::size_t>(P));
+    INFO("P=" << P << " count=" << count << " in_place=" << in_place << " commutative=" << op.commutative);
     const auto stats = run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         const auto& mine = inputs[std::size_t(r)];
@@ -191,15 +192,14 @@ void check_allreduce(int P, std::size_t count, const Case& c, bool in_place)
         } else {
             const auto send = mine;
             binomial_allreduce(net, mem, AllreduceArgs{send.data(), recv.data(), count, op});
-            REQUIRE(send == mine);
+            LOOM_RANK_CHECK(send == mine);
         }
         results[std::size_t(r)] = std::move(recv);
     });
     std::size_t bytes = 0;
     for (int r = 0; r < P; ++r) {
-        INFO("P=" << P << " count=" << count << " rank=" << r << " in_place=" << in_place
-                  << " commutative=" << op.commutative);
-        REQUIRE(std::equal(expected.begin(), expected.end(), results[std::size_t(r)].begin()));
+        INFO("rank=" << r);
+        REQUIRE(first_difference(prefix(results[std::size_t(r)], S), expected, op.elem_size) == "");
         REQUIRE(guard_intact(results[std::size_t(r)]));
         bytes += stats.bytes_sent[std::size_t(r)];
     }

@@ -36,6 +36,7 @@ void check_allgather(int P, const std::vector<std::size_t>& bytes, bool in_place
         expected.insert(expected.end(), block.begin(), block.end());
     }
     std::vector<std::vector<std::byte>> results(static_cast<std::size_t>(P));
+    INFO("P=" << P << " total=" << blocks.total() << " in_place=" << in_place);
     const auto stats = run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         const auto mine = pattern(r, bytes[std::size_t(r)]);
@@ -47,16 +48,16 @@ void check_allgather(int P, const std::vector<std::size_t>& bytes, bool in_place
         } else {
             const auto send = mine;
             bruck_allgather(net, mem, AllgatherArgs{send.data(), recv.data(), bytes});
-            REQUIRE(send == mine);
+            LOOM_RANK_CHECK(send == mine);
         }
         results[std::size_t(r)] = std::move(recv);
     });
     bool all_nonempty = true;
     for (std::size_t b : bytes) all_nonempty = all_nonempty && b != 0;
     for (int r = 0; r < P; ++r) {
-        INFO("P=" << P << " total=" << blocks.total() << " rank=" << r << " in_place=" << in_place);
+        INFO("rank=" << r);
         const auto& got = results[std::size_t(r)];
-        REQUIRE(std::equal(expected.begin(), expected.end(), got.begin()));
+        REQUIRE(first_difference(prefix(got, expected.size()), expected) == "");
         REQUIRE(std::all_of(got.end() - kGuard, got.end(), [](std::byte b) { return b == kCanary; }));
         CHECK(stats.messages_sent[std::size_t(r)] <= std::size_t(ceil_lg(P)));
         if (all_nonempty) {
@@ -91,6 +92,7 @@ void check_alltoall(int P, std::size_t B, bool in_place)
 {
     // Rank r's block j (for rank j) is pattern(r, B, j); rank r receives pattern(j, B, r).
     std::vector<std::vector<std::byte>> results(static_cast<std::size_t>(P));
+    INFO("P=" << P << " block_bytes=" << B << " in_place=" << in_place);
     const auto stats = run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         std::vector<std::byte> send;
@@ -106,16 +108,17 @@ void check_alltoall(int P, std::size_t B, bool in_place)
         } else {
             const auto input = send;
             bruck_alltoall(net, mem, AlltoallArgs{send.data(), recv.data(), B});
-            REQUIRE(send == input);
+            LOOM_RANK_CHECK(send == input);
         }
         results[std::size_t(r)] = std::move(recv);
     });
     for (int r = 0; r < P; ++r) {
-        INFO("P=" << P << " block_bytes=" << B << " rank=" << r << " in_place=" << in_place);
+        INFO("rank=" << r);
         const auto& got = results[std::size_t(r)];
         for (int j = 0; j < P; ++j) {
-            const auto want = pattern(j, B, std::size_t(r));
-            REQUIRE(std::equal(want.begin(), want.end(), got.begin() + std::ptrdiff_t(std::size_t(j) * B)));
+            INFO("the block from rank " << j);
+            REQUIRE(first_difference(std::span(got).subspan(std::size_t(j) * B, B), pattern(j, B, std::size_t(r))) ==
+                    "");
         }
         REQUIRE(std::all_of(got.end() - kGuard, got.end(), [](std::byte b) { return b == kCanary; }));
         // One packed message per step; step k carries the blocks whose index has bit k set.

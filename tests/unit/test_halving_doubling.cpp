@@ -22,11 +22,12 @@ void check_allreduce(int P, std::size_t count, const Reduction& op, const InputF
     const std::size_t es = op.elem_size;
     const auto inputs = all_inputs(P, count, make);
     const Bytes expected = fold(op, inputs, count);
+    INFO("P=" << P << " count=" << count << " in_place=" << in_place);
     const auto [results, stats] = run_allreduce(&halving_doubling_allreduce, inputs, count, op, in_place);
     const bool pow2 = (P & (P - 1)) == 0;
     for (int r = 0; r < P; ++r) {
-        INFO("P=" << P << " count=" << count << " rank=" << r << " in_place=" << in_place);
-        REQUIRE(results[std::size_t(r)] == expected);
+        INFO("rank=" << r);
+        REQUIRE(first_difference(results[std::size_t(r)], expected, es) == "");
         CHECK(stats.messages_sent[std::size_t(r)] <= std::size_t(2 * floor_lg(P) + 1));
         // Rabenseifner on a power of two with equal ranges: 2(P-1)/P S out of every rank.
         if (pow2 && count % std::size_t(P) == 0)
@@ -65,14 +66,15 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, const R
     const auto inputs = all_inputs(P, total, make);
     const Bytes full = fold(op, inputs, total);
     std::vector<Bytes> results(static_cast<std::size_t>(P));
-    std::vector<int> tail_ok(std::size_t(P), 1);
+    INFO("P=" << P << " total=" << total << " in_place=" << in_place);
     run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         Bytes send = inputs[std::size_t(r)], recv(counts[std::size_t(r)] * es, std::byte{0x5a});
         HostMemory mem;
         if (in_place) {
             halving_doubling_reduce_scatter(net, mem, ReduceScatterArgs{nullptr, send.data(), counts, op});
-            tail_ok[std::size_t(r)] = tail_intact(send, inputs[std::size_t(r)], counts[std::size_t(r)] * es);
+            rank_check(tail_intact(send, inputs[std::size_t(r)], counts[std::size_t(r)] * es),
+                       "in place, the input past the result was changed");
             send.resize(counts[std::size_t(r)] * es);
             results[std::size_t(r)] = send;
         } else {
@@ -81,11 +83,9 @@ void check_reduce_scatter(int P, const std::vector<std::size_t>& counts, const R
         }
     });
     for (int r = 0; r < P; ++r) {
-        INFO("P=" << P << " total=" << total << " rank=" << r << " count=" << counts[std::size_t(r)]
-                  << " in_place=" << in_place);
-        const auto first = full.begin() + std::ptrdiff_t(blocks.begin(r) * es);
-        REQUIRE(results[std::size_t(r)] == Bytes(first, first + std::ptrdiff_t(blocks.length(r) * es)));
-        REQUIRE(tail_ok[std::size_t(r)]);
+        INFO("rank=" << r << " count=" << counts[std::size_t(r)]);
+        const auto block = std::span(full).subspan(blocks.begin(r) * es, blocks.length(r) * es);
+        REQUIRE(first_difference(results[std::size_t(r)], block, es) == "");
     }
 }
 
@@ -95,6 +95,7 @@ void check_reduce(int P, std::size_t count, int root, const Reduction& op, const
     const auto inputs = all_inputs(P, count, make);
     const Bytes expected = fold(op, inputs, count);
     Bytes result;
+    INFO("P=" << P << " count=" << count << " root=" << root << " in_place=" << in_place);
     run_ranks(P, [&](InprocTransport& net) {
         const int r = net.rank();
         Bytes send = inputs[std::size_t(r)];
@@ -110,8 +111,7 @@ void check_reduce(int P, std::size_t count, int root, const Reduction& op, const
             result = recv;
         }
     });
-    INFO("P=" << P << " count=" << count << " root=" << root << " in_place=" << in_place);
-    REQUIRE(result == expected);
+    REQUIRE(first_difference(result, expected, es) == "");
 }
 
 std::vector<int> roots_for(int P)

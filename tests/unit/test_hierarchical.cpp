@@ -98,7 +98,10 @@ void check_allreduce_on(AllreduceFn fn, const std::string& kind, const topo::Lay
                                      leaders});
                     results[std::size_t(r)] = out;
                 });
-                for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
+                for (int r = 0; r < P; ++r) {
+                    INFO("rank=" << r);
+                    CHECK(first_difference(results[std::size_t(r)], expected, sizeof(T)) == "");
+                }
             }
 }
 
@@ -167,7 +170,7 @@ TEST_CASE("hierarchical reduce on synthetic topologies, every root", "[hierarchi
                                                                me ? out.data() : nullptr, count, op, root, leaders});
                                 if (me) at_root = out;
                             });
-                            CHECK((at_root == expected));
+                            CHECK(first_difference(at_root, expected, sizeof(double)) == "");
                         }
         }
 }
@@ -192,7 +195,10 @@ TEST_CASE("hierarchical bcast on synthetic topologies, every root", "[hierarchic
                             hierarchical_bcast(net, mem, BcastArgs{buf.data(), bytes, root, 0, leaders});
                             results[std::size_t(r)] = buf;
                         });
-                        for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == data));
+                        for (int r = 0; r < P; ++r) {
+                            INFO("rank=" << r);
+                            CHECK(first_difference(results[std::size_t(r)], data) == "");
+                        }
                     }
         }
 }
@@ -233,7 +239,10 @@ TEST_CASE("hierarchical allgather(v) on synthetic topologies", "[hierarchical]")
                                 AllgatherArgs{in_place ? nullptr : mine.data(), out.data(), bytes, 0, leaders});
                             results[std::size_t(r)] = out;
                         });
-                        for (int r = 0; r < P; ++r) CHECK((results[std::size_t(r)] == expected));
+                        for (int r = 0; r < P; ++r) {
+                            INFO("rank=" << r);
+                            CHECK(first_difference(results[std::size_t(r)], expected) == "");
+                        }
                     }
         }
 }
@@ -299,7 +308,6 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                     const BlockOffsets gathered(gather_bytes);
                     std::vector<Bytes> ar(static_cast<std::size_t>(P)), arp(static_cast<std::size_t>(P)),
                         rs(static_cast<std::size_t>(P)), ag(static_cast<std::size_t>(P));
-                    std::vector<bool> neighbours_only(static_cast<std::size_t>(P), true);
                     run_ranks(P, [&](InprocTransport& net) {
                         net.set_layout(layout.get());
                         net.record_messages(true);
@@ -335,7 +343,11 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                         ag[std::size_t(r)] = ag_out;
                         const int right = layout->ring()[std::size_t((layout->ring_position(r) + 1) % P)];
                         for (const auto& m : net.sent_messages())
-                            neighbours_only[std::size_t(r)] = neighbours_only[std::size_t(r)] && m.peer == right;
+                            if (m.peer != right) {
+                                rank_check(false, "sent to rank " + std::to_string(m.peer) +
+                                                      ", not to its right neighbour " + std::to_string(right));
+                                break;
+                            }
                     });
                     Bytes all_blocks;
                     for (int r = 0; r < P; ++r) {
@@ -343,14 +355,14 @@ TEST_CASE("rings follow the topology's ring order", "[hierarchical]")
                         all_blocks.insert(all_blocks.end(), b.begin(), b.end());
                     }
                     for (int r = 0; r < P; ++r) {
-                        CHECK((ar[std::size_t(r)] == sum));
-                        CHECK((arp[std::size_t(r)] == sum));
+                        INFO("rank=" << r);
+                        CHECK(first_difference(ar[std::size_t(r)], sum, 8) == "");
+                        CHECK(first_difference(arp[std::size_t(r)], sum, 8) == "");
                         std::vector<Bytes> block_inputs;
                         for (int q = 0; q < P; ++q)
                             block_inputs.push_back(as_bytes(rank_input<std::int64_t>(q, count, std::size_t(r))));
-                        CHECK((rs[std::size_t(r)] == fold(op, block_inputs, count)));
-                        CHECK((ag[std::size_t(r)] == all_blocks));
-                        CHECK(neighbours_only[std::size_t(r)]);
+                        CHECK(first_difference(rs[std::size_t(r)], fold(op, block_inputs, count), 8) == "");
+                        CHECK(first_difference(ag[std::size_t(r)], all_blocks) == "");
                     }
                 }
         }

@@ -1,10 +1,14 @@
-// The test transport itself must catch the schedule bugs it exists to catch.
+// The test transport itself must catch the schedule bugs it exists to catch; and checks on
+// rank threads are recorded and reported on the test's thread, never asserted there.
 #include "inproc_transport.hpp"
 
 #include "loom_catch.hpp"
 
-using loom::test::InprocTransport;
-using loom::test::run_ranks;
+#include <span>
+#include <string>
+#include <vector>
+
+using namespace loom::test;
 
 TEST_CASE("in-process transport delivers messages in posting order", "[inproc]")
 {
@@ -64,4 +68,60 @@ TEST_CASE("in-process transport reports size mismatches and sends nobody receive
                                     net.wait_all();
                                 }),
                       Catch::Matchers::ContainsSubstring("deadlock"));
+}
+
+TEST_CASE("first_difference: where and how two buffers differ", "[inproc]")
+{
+    const std::vector<std::byte> a{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+    std::vector<std::byte> b = a;
+    CHECK(first_difference(a, b) == "");
+    b[2] = std::byte{0xcd};
+    CHECK(first_difference(b, a) == "byte 2 of 4: expected 0x03, got 0xcd (1 byte differs)");
+    b[3] = std::byte{0xcd};
+    CHECK(first_difference(b, a, 2) == "element 1 of 2 (bytes 2..3): expected 03 04, got cd cd (2 bytes differ)");
+    b.pop_back();
+    CHECK(first_difference(b, a) == "expected 4 bytes, got 3; byte 2 of 4: expected 0x03, got 0xcd (1 byte differs)");
+    CHECK(first_difference(std::span(a).first(2), a) == "expected 4 bytes, got 2");
+}
+
+TEST_CASE("checks recorded on rank threads fail the run on the calling thread and name the rank", "[inproc]")
+{
+    CHECK_NOTHROW(run_ranks(4, [](InprocTransport& net) { LOOM_RANK_CHECK(net.rank() < 4); }));
+    const auto rank_1_fails = [](InprocTransport& net) { LOOM_RANK_CHECK(net.rank() != 1); };
+    CHECK_THROWS_WITH(run_ranks(3, rank_1_fails),
+                      Catch::Matchers::StartsWith("1 check failed on 1 of 3 ranks:\n"
+                                                  "  rank 1: LOOM_RANK_CHECK(net.rank() != 1) at ") &&
+                          Catch::Matchers::ContainsSubstring("test_inproc_transport.cpp:"));
+    CHECK_THROWS_AS(run_ranks(3, rank_1_fails), RankCheckFailure);
+    CHECK_THROWS_WITH(run_ranks(2,
+                                [](InprocTransport& net) {
+                                    const std::vector<std::byte> want(8, std::byte{1});
+                                    std::vector<std::byte> got = want;
+                                    got[5] = std::byte(net.rank());
+                                    rank_check_bytes(got, want, "the result", 4);
+                                }),
+                      "1 check failed on 1 of 2 ranks:\n  rank 0: the result: element 1 of 2 (bytes 4..7): expected "
+                      "01 01 01 01, got 01 00 01 01 (1 byte differs)");
+    // A rank keeps its first few failures and counts the rest.
+    CHECK_THROWS_WITH(run_ranks(1,
+                                [](InprocTransport&) {
+                                    for (int i = 0; i < 20; ++i) rank_check(false, "failure " + std::to_string(i));
+                                }),
+                      Catch::Matchers::ContainsSubstring("20 checks failed on 1 of 1 ranks:") &&
+                          Catch::Matchers::ContainsSubstring("rank 0: failure 7\n  rank 0: ... and 12 more"));
+    // A failure of the transport itself comes first.
+    CHECK_THROWS_WITH(run_ranks(2,
+                                [](InprocTransport& net) {
+                                    int x[2] = {0, 0};
+                                    rank_check(false, "before a size mismatch");
+                                    if (net.rank() == 0)
+                                        net.post_send(1, x, sizeof x);
+                                    else
+                                        net.post_recv(0, x, sizeof x[0]);
+                                    net.wait_all();
+                                }),
+                      "rank 1 expected 4 bytes from rank 0, got 8");
+    // Outside a rank thread there is nothing to record into: the test's thread uses Catch2.
+    CHECK(this_thread_rank() == -1);
+    CHECK_THROWS_AS(rank_check(false, "on the test's thread"), std::logic_error);
 }

@@ -1,6 +1,12 @@
 // Shared helpers for the algorithm unit tests: the communicator sizes and counts every
 // algorithm is tested at, deterministic inputs, sequential references, and a
 // non-commutative reduction to check that order-preserving algorithms preserve order.
+//
+// The bodies given to run_ranks() run on the rank threads, where Catch2 must not be used (it
+// is not thread-safe): they keep their results for the test to assert on after run_ranks()
+// returns, and check anything else with LOOM_RANK_CHECK() or rank_check_bytes()
+// (tests/support/rank_checks.hpp). Results are compared with first_difference(), whose text
+// says where and how they differ.
 #pragma once
 
 #include "collectives.hpp"
@@ -13,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <vector>
 
 namespace loom::test {
@@ -128,6 +135,13 @@ InputFn typed_input(std::size_t salt = 0)
     return [salt](int rank, std::size_t count) { return as_bytes(rank_input<T>(rank, count, salt)); };
 }
 
+// The first `n` bytes of `b` (all of it if shorter), to compare a result that has a guard
+// after it.
+inline std::span<const std::byte> prefix(const Bytes& b, std::size_t n)
+{
+    return std::span<const std::byte>(b).first(std::min(n, b.size()));
+}
+
 inline std::vector<Bytes> all_inputs(int P, std::size_t count, const InputFn& make)
 {
     std::vector<Bytes> in;
@@ -145,7 +159,7 @@ inline int floor_lg(int P)
 // In place, MPI_Reduce_scatter's receive buffer holds the whole input and MPI defines only
 // its first counts[rank] elements as output: the rest must keep the input, byte for byte (an
 // application may still read it). Returns whether `buffer` past `result_bytes` is still
-// `input`; the caller asserts on the main thread (Catch2 is not thread-safe).
+// `input` (for LOOM_RANK_CHECK() on the rank's thread).
 inline bool tail_intact(const Bytes& buffer, const Bytes& input, std::size_t result_bytes)
 {
     return buffer.size() == input.size() && std::equal(buffer.begin() + std::ptrdiff_t(result_bytes), buffer.end(),
@@ -164,7 +178,6 @@ inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vecto
 {
     const int P = int(inputs.size());
     AllreduceRun run{std::vector<Bytes>(inputs.size()), {}};
-    std::vector<int> input_changed(inputs.size(), 0); // Catch2 asserts only on the main thread
     run.stats = run_ranks(P, [&](InprocTransport& net) {
         const auto r = std::size_t(net.rank());
         Bytes send = inputs[r], recv(count * op.elem_size, std::byte{0x5a});
@@ -175,11 +188,9 @@ inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vecto
         } else {
             algorithm(net, mem, AllreduceArgs{send.data(), recv.data(), count, op});
             run.results[r] = recv;
-            input_changed[r] = send != inputs[r];
+            rank_check_bytes(send, inputs[r], "out of place, the input was written");
         }
     });
-    for (int changed : input_changed)
-        if (changed) throw std::logic_error("an out-of-place allreduce wrote its input");
     return run;
 }
 
