@@ -4,9 +4,15 @@
 
 #include "loom_catch.hpp"
 
+#include <csignal>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace loom::test;
 
@@ -124,4 +130,45 @@ TEST_CASE("checks recorded on rank threads fail the run on the calling thread an
     // Outside a rank thread there is nothing to record into: the test's thread uses Catch2.
     CHECK(this_thread_rank() == -1);
     CHECK_THROWS_AS(rank_check(false, "on the test's thread"), std::logic_error);
+}
+
+// main_thread_only.cpp stops the program when a Catch2 assertion runs on a rank thread. A
+// child process makes one and must die of SIGABRT, its output naming the assertion and rank.
+TEST_CASE("a Catch2 assertion on a rank thread stops the program and names the assertion and the rank", "[inproc]")
+{
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
+    std::fflush(nullptr);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], STDOUT_FILENO);
+        dup2(pipe_fds[1], STDERR_FILENO);
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        const rlimit no_core{0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        alarm(60);
+        try {
+            run_ranks(2, [](InprocTransport& net) {
+                if (net.rank() == 1) CHECK(net.rank() == 1); // the mistake the guard stops
+            });
+        } catch (...) {}
+        _exit(0); // not stopped: the parent fails
+    }
+    close(pipe_fds[1]);
+    std::string output;
+    char buf[4096];
+    for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) output.append(buf, std::size_t(n));
+    close(pipe_fds[0]);
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    INFO("the child's output:\n" << output);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGABRT);
+    CHECK_THAT(output, Catch::Matchers::ContainsSubstring("CHECK( net.rank() == 1 ) at "));
+    CHECK_THAT(output, Catch::Matchers::ContainsSubstring("ran on rank 1's thread of run_ranks()"));
+    CHECK_THAT(output, Catch::Matchers::ContainsSubstring(
+                           "(test case \"a Catch2 assertion on a rank thread stops the program and names the "
+                           "assertion and the rank\")"));
 }
