@@ -89,6 +89,11 @@ typedef struct mca_coll_loom_module_t {
     /* Where the ranks run (loom_topology_create), made from the modex the first time an
      * algorithm asks (mca_coll_loom_topology); NULL until then. */
     void *topology;
+    /* The collectives (a bit per loom_coll_t) loom is handing to the previous component right
+     * now: a call of one of them that reaches loom again came back from below (Open MPI
+     * 4.1's han calls the communicator's current function when it cannot handle a
+     * communicator), and loom must serve it rather than hand it on forever. */
+    unsigned handing_on;
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;

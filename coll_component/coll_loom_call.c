@@ -182,6 +182,29 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
 
 static int is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == loom_device_memory_kind(p); }
 
+/* Calls the previous component, marking the collective as being handed on (see
+ * mca_coll_loom_module_t.handing_on). */
+static int pass_on(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    const unsigned bit = 1u << mpi->coll;
+    module->handing_on |= bit;
+    const int rc = mca_coll_loom_hand_on(mpi, comm, module);
+    module->handing_on &= ~bit;
+    return rc;
+}
+
+/* A call the component below handed back while loom was handing it on, which loom cannot
+ * serve either: stop with a message rather than recurse until the stack overflows. */
+static int cannot_serve_returned(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, const char *why)
+{
+    opal_output(0,
+                "coll:loom: error: %s on %s was handed back to loom by the component loom handed it to, and "
+                "loom cannot serve it (%s). Open MPI 4.1's coll/han does this on communicators it cannot "
+                "handle: run with --mca coll_han_priority 0 (han's default in 4.1), or without loom",
+                loom_coll_name(mpi->coll), comm->c_name, why);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
 /* Hands the call on: as it is, or for device buffers on host copies (this Open MPI cannot
  * read device memory). */
 static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
@@ -189,7 +212,7 @@ static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *
 {
     note_declined(c->mpi->coll, comm, why);
     int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
-    if (OMPI_SUCCESS == rc) rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+    if (OMPI_SUCCESS == rc) rc = pass_on(c->mpi, comm, module);
     if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
     loom_call_fini(c);
     return rc;
@@ -205,6 +228,17 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         return rc;
     }
 
+    /* A call handed back from below while loom hands it on is served by loom, as a call Open
+     * MPI would get wrong is: the rules pass over fallback rules and unservable forced
+     * algorithms. Every rank sees the same, since the component below decides alike. */
+    const int returned = 0 != (module->handing_on & (1u << mpi->coll));
+    if (returned) {
+        c.core.keep_from_open_mpi = 1;
+        opal_output_verbose(2, mca_coll_loom_component.output,
+                            "coll:loom: %s on %s (rank %d of %d): handed back by the component below; loom serves it",
+                            loom_coll_name(mpi->coll), comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm));
+    }
+
     /* Device buffers are a property of the call: the rules see memory=cuda, and the core
      * stages the algorithm through host buffers with the device copier. */
     const int device = is_device(c.send.user) || is_device(c.recv.user);
@@ -212,16 +246,22 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         const char *no_copier = NULL;
         c.core.copier = loom_device_copier(&no_copier);
         if (NULL == c.core.copier) {
-            note_declined(mpi->coll, comm,
-                          "device buffers, and loom cannot stage them here (see the message on stderr)");
+            static const char *const cannot_stage =
+                "device buffers, and loom cannot stage them here (see the message on stderr)";
             loom_call_fini(&c);
-            return mca_coll_loom_hand_on(mpi, comm, module);
+            if (returned) return cannot_serve_returned(mpi, comm, cannot_stage);
+            note_declined(mpi->coll, comm, cannot_stage);
+            return pass_on(mpi, comm, module);
         }
         c.core.memory = LOOM_MEMORY_CUDA;
         c.core.staging_bytes = loom_device_staging_bytes();
     }
 
     if (NULL == why) algorithm = choose(&c.core, comm, module, &why, &rule);
+    if (NULL == algorithm && returned) {
+        loom_call_fini(&c);
+        return cannot_serve_returned(mpi, comm, why);
+    }
     if (NULL == algorithm) return hand_on(&c, device, comm, module, why);
 
     if (!c.dense) {
