@@ -12,6 +12,7 @@ namespace check {
 int failures = 0;
 int cases = 0;
 int handed_on = 0;
+bool counters_checked = true;
 
 namespace {
 std::map<std::string, loom::tools::LoomCounters> counters;
@@ -54,6 +55,7 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     const auto served0 = c.served(), declined0 = c.declined();
     call();
     ++cases;
+    if (!counters_checked) return;
     const auto served = c.served() - served0, declined = c.declined() - declined0;
     // On one rank coll/self serves the call: loom takes part only from two ranks on.
     const bool seen = s.size >= 2 && expect != Expect::untouched;
