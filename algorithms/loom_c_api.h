@@ -201,10 +201,11 @@ int loom_algorithm_exists(loom_coll_t coll, const char *name);
 void loom_algorithm_names(loom_coll_t coll, char *buf, size_t size);
 
 /* Loads the user's rule file (coll_loom_rules; NULL or "" for none), once per process before
- * any communicator is resolved. Returns the number of errors; if it is non-zero the user
+ * any communicator is resolved, with the major version of the Open MPI the process runs in
+ * (rules with an `ompi=` key match it). Returns the number of errors; if it is non-zero the user
  * rules are not used (the defaults still are). *report receives every diagnostic, one per
  * line ("FILE:LINE:COLUMN: error: ..."), malloc'd (free it), or NULL if there are none. */
-int loom_rules_load(const char *path, char **report);
+int loom_rules_load(const char *path, int ompi_major, char **report);
 
 /* The rules narrowed to one communicator (see selection_rules/selection.hpp): its size and
  * the host name of each rank (NULL: unknown, then rules with nodes/ranks_per_node keys do

@@ -189,7 +189,8 @@ static void check_forced_algorithms(void)
 static void load_rules(void)
 {
     char *report = NULL;
-    mca_coll_loom_component.rules_errors = loom_rules_load(mca_coll_loom_component.rules_path, &report);
+    mca_coll_loom_component.rules_errors =
+        loom_rules_load(mca_coll_loom_component.rules_path, OMPI_MAJOR_VERSION, &report);
     const int first = loom_ompi_first_process();
     if (NULL != report && first && (mca_coll_loom_component.rules_errors > 0 || mca_coll_loom_component.verbose >= 1)) {
         opal_output(0, "coll:loom: %s %s%s", mca_coll_loom_component.rules_path,

@@ -14,11 +14,12 @@
 
 using namespace loom;
 
-extern "C" int loom_rules_load(const char* path, char** report)
+extern "C" int loom_rules_load(const char* path, int ompi_major, char** report)
 {
     *report = nullptr;
     std::vector<rules::Diagnostic> diagnostics;
     try {
+        rules::set_open_mpi_major(ompi_major);
         diagnostics = rules::load_user_rules(path != nullptr ? path : "");
     } catch (...) {
         diagnostics.push_back({rules::Diagnostic::Severity::error, path, 0, 0, "cannot load the rule file"});
@@ -155,6 +156,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             facts.ranks = comm_size;
             facts.nodes = tables.nodes;
             facts.ranks_per_node = tables.ranks_per_node;
+            facts.ompi_major = tables.ompi_major;
             facts.memory = key.memory;
             facts.commutative = key.commutative;
             facts.element_bytes = key.element_bytes;

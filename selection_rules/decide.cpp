@@ -71,6 +71,7 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
     leaders.bytes = bytes;
     leaders.ranks = leaders.nodes = nodes;
     leaders.ranks_per_node = 1;
+    leaders.ompi_major = c.ompi_major;
     leaders.commutative = c.commutative;
     leaders.element_bytes = c.element_bytes;
     leaders.keep_from_open_mpi = true;
@@ -125,6 +126,7 @@ CallFacts facts_of(const Call& call)
     f.ranks = call.ranks;
     f.nodes = call.nodes;
     f.ranks_per_node = call.ranks_per_node;
+    f.ompi_major = call.ompi_major;
     f.memory = call.memory;
     f.commutative = call.commutative;
     f.keep_from_open_mpi = !call.fallback_allowed;
@@ -140,6 +142,7 @@ Call call_of(const CallFacts& f)
     call.bytes = f.bytes;
     call.nodes = f.nodes;
     call.ranks_per_node = f.ranks_per_node;
+    call.ompi_major = f.ompi_major;
     call.memory = f.memory;
     call.commutative = f.commutative;
     call.fallback_allowed = !f.keep_from_open_mpi;

@@ -36,6 +36,7 @@ struct CallFacts {
     int ranks = 0;
     int nodes = 0;          // 0: unknown
     int ranks_per_node = 0; // 0: unknown
+    int ompi_major = 0;     // the Open MPI's major version (0: unknown); the tables are narrowed to it
     MemoryKind memory = MemoryKind::host;
     bool commutative = true;         // the op's (true for collectives that do not reduce)
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op

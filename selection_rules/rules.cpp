@@ -149,8 +149,8 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment",        "buffer", "leaders",    "nodes",
-                                                       "ranks_per_node", "memory", "commutative"};
+    static const std::vector<std::string_view> keys = {"segment",        "buffer", "leaders",     "nodes",
+                                                       "ranks_per_node", "memory", "commutative", "ompi"};
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
         return;
@@ -178,6 +178,8 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
         rule.nodes = p.range(value, vcol, false);
     } else if (key == "ranks_per_node") {
         rule.ranks_per_node = p.range(value, vcol, false);
+    } else if (key == "ompi") {
+        rule.ompi = p.range(value, vcol, false);
     } else if (key == "memory") {
         if (value == "host")
             rule.memory = MemoryKind::host;
@@ -349,7 +351,7 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
         for (std::size_t i = 0; i < j; ++i) {
             const Rule& a = rules[i];
             if (a.collective != b.collective || !a.ranks.covers(b.ranks) || !a.bytes.covers(b.bytes)) continue;
-            if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) ||
+            if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) || !covers(a.ompi, b.ompi) ||
                 !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
@@ -410,6 +412,7 @@ bool matches(const Rule& rule, const Call& call)
     if (rule.ranks_per_node &&
         (call.ranks_per_node == 0 || !rule.ranks_per_node->contains(std::uint64_t(call.ranks_per_node))))
         return false;
+    if (rule.ompi && (call.ompi_major == 0 || !rule.ompi->contains(std::uint64_t(call.ompi_major)))) return false;
     if (rule.memory && *rule.memory != call.memory) return false;
     if (rule.commutative && *rule.commutative != call.commutative) return false;
     return true;

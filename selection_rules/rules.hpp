@@ -51,6 +51,9 @@ struct Rule {
     std::optional<Range> ranks_per_node;
     std::optional<MemoryKind> memory;
     std::optional<bool> commutative;
+    // The major version of the Open MPI the plugin runs in (4, 5): Open MPI's own choices,
+    // which fallback rules hand calls to, differ between versions.
+    std::optional<Range> ompi;
     // Options handed to the algorithm (0: not set, the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
@@ -119,6 +122,7 @@ struct Call {
     // false: algorithms that need a shared-memory segment are passed over (the communicator
     // has none, yet or at all).
     bool segment = true;
+    int ompi_major = 0; // the Open MPI's major version; 0: unknown (rules with an ompi key do not match)
 };
 
 // Why a fallback rule is passed over when the call does not allow it.

@@ -14,6 +14,12 @@ std::vector<Rule>& user_table()
     return rules;
 }
 
+int& ompi_major_value()
+{
+    static int major = 0;
+    return major;
+}
+
 std::mutex& cache_mutex()
 {
     static std::mutex m;
@@ -31,6 +37,7 @@ bool communicator_matches(const Rule& r, const Resolved& c)
     if (r.nodes && (c.nodes == 0 || !r.nodes->contains(std::uint64_t(c.nodes)))) return false;
     if (r.ranks_per_node && (c.ranks_per_node == 0 || !r.ranks_per_node->contains(std::uint64_t(c.ranks_per_node))))
         return false;
+    if (r.ompi && (c.ompi_major == 0 || !r.ompi->contains(std::uint64_t(c.ompi_major)))) return false;
     return true;
 }
 } // namespace
@@ -64,12 +71,23 @@ std::vector<Diagnostic> load_user_rules(const std::string& path)
 
 const std::vector<Rule>& user_rules() { return user_table(); }
 
-Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node)
+void set_open_mpi_major(int major)
+{
+    ompi_major_value() = major;
+    std::lock_guard lock(cache_mutex());
+    cache().clear();
+}
+
+int open_mpi_major() { return ompi_major_value(); }
+
+Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node,
+                int ompi_major)
 {
     Resolved r;
     r.ranks = ranks;
     r.nodes = nodes;
     r.ranks_per_node = ranks_per_node;
+    r.ompi_major = ompi_major;
     for (const std::vector<Rule>* table : tables)
         for (const Rule& rule : *table) {
             // A fallback rule stays, without an algorithm: dropping it would let a later rule
@@ -83,7 +101,7 @@ Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, 
 
 Resolved resolve(int ranks, int nodes, int ranks_per_node)
 {
-    Resolved r = narrow({&user_rules(), &default_rules()}, ranks, nodes, ranks_per_node);
+    Resolved r = narrow({&user_rules(), &default_rules()}, ranks, nodes, ranks_per_node, open_mpi_major());
     // The leaders of a hierarchical algorithm: one rank per node.
     if (nodes >= 2 && nodes < ranks) r.leaders = resolved_for(nodes, nodes, 1);
     return r;

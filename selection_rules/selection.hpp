@@ -18,6 +18,12 @@ namespace loom::rules {
 std::vector<Diagnostic> load_user_rules(const std::string& path);
 const std::vector<Rule>& user_rules();
 
+// The major version of the Open MPI the process runs in (the glue's, given once with the rule
+// file; loom-rules explain's --ompi), which rules with an `ompi=` key match; 0 (the default):
+// unknown, and such rules match nothing. Empties the tables' cache like load_user_rules.
+void set_open_mpi_major(int major);
+int open_mpi_major();
+
 // A rule that applies to the communicator, with its algorithm looked up once.
 struct Candidate {
     const Rule* rule;
@@ -28,6 +34,7 @@ struct Resolved {
     int ranks = 0;
     int nodes = 0;                                                   // 0: unknown
     int ranks_per_node = 0;                                          // 0: unknown (the most ranks any node has)
+    int ompi_major = 0;                                              // 0: unknown
     std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user rules first
     // The rules for the communicator of one rank per node (a leader each) that hierarchical
     // algorithms run their inter-node phase on; null on one node or one rank per node.
@@ -35,10 +42,12 @@ struct Resolved {
 };
 
 // Narrows `tables` (in order) to the rules whose communicator keys (ranks, nodes, ranks per
-// node) admit a communicator of this shape and whose algorithm exists (or that are fallback
-// rules). resolve() does it for the process's user rules and the defaults; tests and the
-// fuzzer for tables of their own. No leaders' table.
-Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node);
+// node) admit a communicator of this shape, whose ompi key admits `ompi_major` and whose
+// algorithm exists (or that are fallback rules). resolve() does it for the process's user
+// rules and the defaults with open_mpi_major(); tests and the fuzzer for tables of their own.
+// No leaders' table.
+Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node,
+                int ompi_major);
 
 // Narrows the tables for a communicator of `ranks` ranks on `nodes` nodes with at most
 // `ranks_per_node` on one (0: unknown).

@@ -44,12 +44,13 @@ constexpr const char* kUsage =
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
     "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]\n"
     "                  [--segment ready|not-yet|none] [--small-int-sum] [--element-bytes E]\n"
-    "                  [--segment-size B] [--pat-buffer-size B]\n"
+    "                  [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
     "       loom-rules --help\n"
-    "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n";
+    "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n"
+    "explain decides for the Open MPI loom-rules was built with (--ompi 4 or 5: another).\n";
 
 // ---- Text ----------------------------------------------------------------------------------
 
@@ -84,6 +85,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.ranks_per_node) opts.push_back("ranks_per_node=" + range_text(*r.ranks_per_node, false));
     if (r.memory) opts.push_back(std::string("memory=") + (*r.memory == MemoryKind::cuda ? "cuda" : "host"));
     if (r.commutative) opts.push_back(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
+    if (r.ompi) opts.push_back("ompi=" + range_text(*r.ompi, false));
     if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
     if (!r.leaders.empty()) opts.push_back("leaders=" + r.leaders);
@@ -253,6 +255,7 @@ std::string exclusion(const Rule& r, const Call& c)
     };
     count_key("nodes=", "--nodes", r.nodes, c.nodes);
     count_key("ranks_per_node=", "--ranks-per-node", r.ranks_per_node, c.ranks_per_node);
+    count_key("ompi=", "--ompi", r.ompi, c.ompi_major);
     if (r.memory && *r.memory != c.memory)
         why.push_back(*r.memory == MemoryKind::cuda ? "memory=cuda excludes host memory"
                                                     : "memory=host excludes cuda memory");
@@ -284,6 +287,8 @@ ExplainCall parse_call(const Args& a)
         throw UsageError("explain needs --bytes B");
     call.nodes = int(parse_count(a, "--nodes", 1));
     call.ranks_per_node = int(parse_count(a, "--ranks-per-node", 1));
+    // The Open MPI a job runs in: the one this build of loom is for, unless --ompi says.
+    call.ompi_major = a.get("--ompi") ? int(parse_count(a, "--ompi", 1)) : LOOM_OMPI_MAJOR;
     call.commutative = !reduces(call.collective) || a.flags.count("--non-commutative") == 0;
     if (const std::string* m = a.get("--memory")) {
         if (*m != "host" && *m != "cuda") throw UsageError("--memory must be host or cuda, found '" + *m + "'");
@@ -320,7 +325,7 @@ int cmd_explain(const std::vector<std::string>& in)
 {
     const Args a = parse_args(in,
                               {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules", "--forced",
-                               "--segment", "--element-bytes", "--segment-size", "--pat-buffer-size"},
+                               "--segment", "--element-bytes", "--segment-size", "--pat-buffer-size", "--ompi"},
                               {"--non-commutative", "--small-int-sum"});
     ExplainCall e = parse_call(a);
     CallFacts& call = e.facts;
@@ -329,6 +334,7 @@ int cmd_explain(const std::vector<std::string>& in)
     // The job's tables: the user's rules installed as the plugin installs them, narrowed to
     // the communicator's shape.
     const std::string* file = a.get("--rules");
+    set_open_mpi_major(call.ompi_major);
     load_user_rules(file ? *file : "");
     const auto tables = resolved_for(call.ranks, call.nodes, call.ranks_per_node);
     call.forced = e.forced;
@@ -341,6 +347,7 @@ int cmd_explain(const std::vector<std::string>& in)
     facts += call.memory == MemoryKind::cuda ? ", cuda memory" : ", host memory";
     if (call.nodes) facts += ", " + std::to_string(call.nodes) + " nodes";
     if (call.ranks_per_node) facts += ", " + std::to_string(call.ranks_per_node) + " ranks per node";
+    facts += ", Open MPI " + std::to_string(call.ompi_major);
     facts += call.segment == SegmentState::ready     ? ", shared segment ready"
              : call.segment == SegmentState::not_yet ? ", no shared segment yet"
                                                      : ", no shared segment";

@@ -38,7 +38,8 @@ using namespace loom::rules;
 const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
                    std::vector<Verdict>* trace = nullptr)
 {
-    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node), trace).rule;
+    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node, call.ompi_major), trace)
+        .rule;
 }
 
 // "chosen", or for a fallback rule "chosen: hands the call to the next component".
@@ -95,7 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             fail("a rule names no algorithm", r.source);
         }
         if (r.ranks.lo > r.ranks.hi || r.bytes.lo > r.bytes.hi) fail("a rule with an empty range", r.source);
-        if ((r.nodes && r.nodes->lo > r.nodes->hi) || (r.ranks_per_node && r.ranks_per_node->lo > r.ranks_per_node->hi))
+        if ((r.nodes && r.nodes->lo > r.nodes->hi) ||
+            (r.ranks_per_node && r.ranks_per_node->lo > r.ranks_per_node->hi) || (r.ompi && r.ompi->lo > r.ompi->hi))
             fail("a rule with an empty key range", r.source);
         if (r.source != std::string(file) + ":" + std::to_string(r.line))
             fail("a rule's source is not FILE:LINE", r.source);
@@ -120,6 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     call.ranks_per_node = (b1 >> 2) & 7;
     call.memory = (b0 & 4) ? MemoryKind::cuda : MemoryKind::host;
     call.commutative = (b0 & 8) == 0;
+    call.ompi_major = (b1 >> 5) & 7; // 0 (unknown) to 7
     check_choice(tables, call);
     call.commutative = !call.commutative;
     check_choice({&result.rules}, call);

@@ -27,7 +27,8 @@ constexpr std::uint64_t K = 1024, M = K * K, G = M * K;
 inline const Rule* choose(const std::vector<const std::vector<Rule>*>& tables, const Call& call,
                           std::vector<Verdict>* trace = nullptr)
 {
-    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node), trace).rule;
+    return decide(facts_of(call), narrow(tables, call.ranks, call.nodes, call.ranks_per_node, call.ompi_major), trace)
+        .rule;
 }
 
 // The candidate of `resolved` that decides the call (decide()), or nullptr.

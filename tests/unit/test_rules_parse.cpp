@@ -147,6 +147,20 @@ TEST_CASE("rules: every key", "[rules]")
     CHECK(s.memory == std::optional<MemoryKind>(MemoryKind::host));
     CHECK(same(*s.nodes, 3, 3));
     CHECK(s.segment_bytes == K);
+    // ompi= is the Open MPI major version, a count range; fallback rules take it too.
+    CHECK(same(*only_rule("allreduce * * ring ompi=5").ompi, 5, 5));
+    CHECK(same(*only_rule("allreduce * 0-1K fallback ompi=4-*").ompi, 4, UINT64_MAX));
+    CHECK(!only_rule("allreduce * * ring").ompi);
+}
+
+TEST_CASE("rules: ompi= errors name the file, line and column", "[rules]")
+{
+    CHECK(only_error("allreduce * * ring ompi=five") == "t.rules:2:25: error: expected a number, found 'five'");
+    CHECK(only_error("allreduce * * ring ompi=5K") ==
+          "t.rules:2:26: error: unexpected 'K' after a count (sizes take K, M, G; counts none)");
+    CHECK(only_error("allreduce * * ring ompi=5-4").find("t.rules:2:25: error: the range '5-4' is empty") == 0);
+    CHECK(only_error("allreduce * * ring opmi=5") == "t.rules:2:20: error: unknown key 'opmi'; did you mean 'ompi'?");
+    CHECK(only_error("allreduce * * ring ompi=4 ompi=5") == "t.rules:2:27: error: the key 'ompi' is given twice");
 }
 
 TEST_CASE("rules: every collective and every registered algorithm name parses", "[rules]")
@@ -331,7 +345,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
-                                          "nodes, ranks_per_node, memory, commutative)"},
+                                          "nodes, ranks_per_node, memory, commutative, ompi)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},

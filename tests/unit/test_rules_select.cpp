@@ -162,6 +162,54 @@ TEST_CASE("rules: nodes and ranks_per_node do not match when unknown", "[rules]"
     CHECK(matches(only_rule("allgather * * ring"), call(Collective::allgather, 16, 100)));
 }
 
+TEST_CASE("rules: ompi= matches the Open MPI major version, never an unknown one", "[rules]")
+{
+    const Rule five = only_rule("allreduce * * ring ompi=5");
+    const Rule four_up = only_rule("allreduce * * ring ompi=4-*");
+    Call c = call(Collective::allreduce, 4, 64);
+    CHECK(!matches(five, c)); // ompi_major = 0: unknown
+    CHECK(!matches(four_up, c));
+    c.ompi_major = 4;
+    CHECK(!matches(five, c));
+    CHECK(matches(four_up, c));
+    c.ompi_major = 5;
+    CHECK(matches(five, c));
+    CHECK(matches(four_up, c));
+    CHECK(matches(only_rule("allreduce * * ring"), c));
+    // Lint: a rule for one version does not shadow a later rule for all of them, and the
+    // reverse does.
+    CHECK(warnings_of("allreduce * * fallback ompi=5\nallreduce * * recursive_doubling\n").empty());
+    CHECK(warnings_of("allreduce * * recursive_doubling\nallreduce * * fallback ompi=5\n") ==
+          std::vector<std::string>{
+              "t.rules:3:1: warning: this rule can never match: line 2 matches every call it would"});
+}
+
+TEST_CASE("rules: a fallback rule for one Open MPI hands calls on there only", "[rules]")
+{
+    const ParseResult t = parse_body("allreduce * 0-1K fallback ompi=5\nallreduce * * ring\n");
+    REQUIRE(t.ok());
+    Call c = call(Collective::allreduce, 4, 64);
+    for (int major : {4, 5}) {
+        c.ompi_major = major;
+        const Rule* r = choose({&t.rules}, c);
+        REQUIRE(r != nullptr);
+        CHECK(r->line == (major == 5 ? 2 : 3));
+    }
+    // The process's Open MPI narrows its tables, for every communicator resolved after it is set.
+    const TempFile f("loom-rules 1\nallreduce * * fallback ompi=5\n");
+    REQUIRE(load_user_rules(f.path.string()).empty());
+    for (int major : {0, 4, 5}) {
+        set_open_mpi_major(major);
+        CHECK(open_mpi_major() == major);
+        const auto tables = resolved_for(4, 1, 4);
+        CHECK(tables->ompi_major == major);
+        const auto& first = tables->candidates[std::size_t(Collective::allreduce)].front();
+        CHECK((first.rule->source == f.path.string() + ":2") == (major == 5));
+    }
+    set_open_mpi_major(0);
+    load_user_rules("");
+}
+
 TEST_CASE("rules: memory and commutative keys", "[rules]")
 {
     const Rule cuda = only_rule("allreduce * * ring memory=cuda");
