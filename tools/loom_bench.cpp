@@ -5,7 +5,7 @@
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
-//       [--repeats 5] [--time 0.05] [--csv FILE]
+//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound]
 //
 // Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
@@ -50,11 +50,17 @@
 // the machine's copy or link bandwidth means the algorithm is bandwidth-bound. With --csv it
 // writes rows collective,contender,np,bytes,time_us,iterations,busbw_GBps. Progress (one line per
 // size, with the elapsed time) goes to stderr.
+// --bound adds, for allreduce, reduce_scatter_block, allgather and bcast, the single-copy
+// lower bound of each size, measured on this machine (tools/bench/bound.hpp: every rank copying
+// and reducing at once), as a column "bound" (CSV rows with contender "bound") and a third
+// block: the bound over each contender's time, in percent (100%: the contender is at the
+// bound).
 // Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include "bench_core.hpp"
+#include "bound.hpp"
 #include "loom_mpi_t.hpp"
 #include "registry.hpp"
 #include "size_text.hpp"
@@ -81,7 +87,7 @@ const char* const kUsage = "usage: mpirun -np N [--mca coll loom,tuned,basic,lib
                            "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
                            "                         (also allgatherv, reduce_scatter, alltoall)\n"
                            "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
-                           "           [--repeats 5] [--time 0.05] [--csv FILE]\n";
+                           "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -99,6 +105,7 @@ struct Options {
     int repeats = 5;
     double seconds = 0.05; // per timed run
     std::string csv;
+    bool bound = false; // measure and show the single-copy lower bound
 };
 
 std::vector<std::string> split(const std::string& text, const std::string& what)
@@ -186,6 +193,8 @@ Options parse_options(int argc, char** argv)
             if (!(o.seconds > 0 && o.seconds <= 10)) throw Usage("--time wants seconds in (0, 10]");
         } else if (arg == "--csv")
             o.csv = value();
+        else if (arg == "--bound")
+            o.bound = true;
         else if (arg == "-h" || arg == "--help")
             throw Usage("");
         else
@@ -264,7 +273,8 @@ struct Job {
     double started; // MPI_Wtime at the start, for progress
     const Options* options;
     bench::Buffers* buffers;
-    std::ofstream* csv; // rank 0, with --csv
+    std::ofstream* csv;            // rank 0, with --csv
+    bench::SingleCopyBound* bound; // with --bound
 };
 
 // Forces the contender's algorithm ("loom": the job's own setting) for the collective's next calls; every rank
@@ -411,15 +421,21 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
                 columns.push_back(x.name);
                 break;
             }
-    // One block of the table: a column per contender, the rows of at least `from` bytes.
-    auto block = [&](std::size_t from, double Result::*value) {
+    const auto is_bound = [](const Result& r) { return r.contender == "bound"; };
+    const bool bounded = std::any_of(rows.begin(), rows.end(), [&](const auto& row) {
+        return std::any_of(row.second.begin(), row.second.end(), is_bound);
+    });
+    // One block of the table: a column per name of `cols`, the rows of `table` of at least
+    // `from` bytes.
+    using Rows = std::vector<std::pair<std::size_t, std::vector<Result>>>;
+    auto block = [&](std::size_t from, double Result::*value, const Rows& table, const std::vector<std::string>& cols) {
         std::printf("%10s", "bytes");
-        for (const auto& col : columns) std::printf(" %*s", int(std::max<std::size_t>(10, col.size())), col.c_str());
+        for (const auto& col : cols) std::printf(" %*s", int(std::max<std::size_t>(10, col.size())), col.c_str());
         std::printf("\n");
-        for (const auto& [bytes, results] : rows) {
+        for (const auto& [bytes, results] : table) {
             if (bytes < from) continue;
             std::printf("%10zu", bytes);
-            for (const auto& col : columns) {
+            for (const auto& col : cols) {
                 const int width = int(std::max<std::size_t>(10, col.size()));
                 const auto r =
                     std::find_if(results.begin(), results.end(), [&](const Result& x) { return x.contender == col; });
@@ -431,11 +447,28 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
             std::printf("\n");
         }
     };
-    block(0, &Result::time_us);
+    std::vector<std::string> with_bound = columns;
+    if (bounded) with_bound.push_back("bound");
+    block(0, &Result::time_us, rows, with_bound);
     if (bus_factor(c, job.size) > 0 && !rows.empty() && rows.back().first >= kBusBandwidthFrom) {
         std::printf("%s, np=%d: bus bandwidth, GB/s (the same runs, sizes from %s)\n", name.c_str(), job.size,
                     format_size(kBusBandwidthFrom).c_str());
-        block(kBusBandwidthFrom, &Result::busbw_gbps);
+        block(kBusBandwidthFrom, &Result::busbw_gbps, rows, columns);
+    }
+    if (bounded) {
+        std::printf("%s, np=%d: %% of the single-copy bound (bound / time; tools/bench/bound.hpp)\n", name.c_str(),
+                    job.size);
+        Rows percent;
+        for (const auto& [bytes, results] : rows) {
+            const auto b = std::find_if(results.begin(), results.end(), is_bound);
+            if (b == results.end()) continue;
+            std::vector<Result> row;
+            for (const Result& r : results)
+                if (!is_bound(r) && r.time_us > 0)
+                    row.push_back(Result{r.contender, 100 * b->time_us / r.time_us, 0, 0});
+            percent.emplace_back(bytes, row);
+        }
+        block(0, &Result::time_us, percent, columns);
     }
     std::fflush(stdout);
 }
@@ -476,11 +509,15 @@ bool bench_collective(Collective c, const Job& job)
                          format_size(k->bytes).c_str(), n + 1, sizes.size(), MPI_Wtime() - job.started);
             std::fflush(stderr);
         }
-        const auto results = bench_size(c, *k, contenders, counters ? &*counters : nullptr, job);
+        auto results = bench_size(c, *k, contenders, counters ? &*counters : nullptr, job);
         if (!results) {
             ok = false;
             break;
         }
+        // Every rank measures the bound together (the same sizes on every rank).
+        if (job.bound)
+            if (const auto bound = job.bound->seconds(c, k->bytes); bound && job.rank == 0 && !results->empty())
+                results->push_back(Result{"bound", *bound / bench::kUs, 0, 0});
         if (job.rank != 0 || results->empty()) continue;
         rows.emplace_back(k->bytes, *results);
         if (job.csv) {
@@ -551,8 +588,17 @@ int main(int argc, char** argv)
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
-        const Job job{
-            rank, size, nodes, ranks_per_node, loom_loaded, MPI_Wtime(), &o, &buffers, csv.is_open() ? &csv : nullptr};
+        bench::SingleCopyBound bound(rank, size, o.seconds);
+        const Job job{rank,
+                      size,
+                      nodes,
+                      ranks_per_node,
+                      loom_loaded,
+                      MPI_Wtime(),
+                      &o,
+                      &buffers,
+                      csv.is_open() ? &csv : nullptr,
+                      o.bound ? &bound : nullptr};
         for (Collective c : o.collectives)
             if (!bench_collective(c, job)) {
                 status = 1;
