@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace loom::bench {
 
@@ -39,14 +40,13 @@ public:
     std::optional<double> seconds(Collective c, std::size_t bytes);
 
 private:
-    struct Times {
-        double copy = 0, reduce = 0;
-    };
-    // Rank 0's value: the slowest working rank's median; with root_idle rank 0 only waits.
-    Times measure(std::size_t bytes, bool root_idle = false);
+    enum class Op { copy, reduce };
+    // Rank 0's value: seconds for the slowest working rank to run `op` on `bytes` (with
+    // root_idle rank 0 only waits); each (op, bytes, root_idle) is measured once.
+    double measure(Op op, std::size_t bytes, bool root_idle = false);
     int rank_, size_;
     double seconds_;
-    std::map<std::pair<std::size_t, bool>, Times> measured_;
+    std::map<std::tuple<Op, std::size_t, bool>, double> measured_;
 };
 
 } // namespace loom::bench
