@@ -82,12 +82,13 @@ extern "C" void loom_shm_pool_limit(std::size_t segments) { SegmentPool::instanc
 extern "C" void loom_shm_pool_drain(void) { SegmentPool::instance().drain(); }
 extern "C" std::size_t loom_shm_segment_bytes(int comm_size) { return ShmComm::segment_bytes(comm_size); }
 
-extern "C" int loom_shm_setup(const loom_transport_t* transport)
+extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy)
 {
     int ready = 0;
     const int rc = guarded([&] {
         CallbackTransport net(*transport);
-        ready = shm_setup(net) ? 1 : 0;
+        if (!shm_setup(net, single_copy != 0)) return;
+        ready = LOOM_SHM_SEGMENT | (shm_comm(net)->single_copy() ? LOOM_SHM_SINGLE_COPY : 0);
     });
     return rc != LOOM_SUCCESS ? rc : ready;
 }

@@ -169,6 +169,8 @@ typedef struct loom_call {
                              algorithms that need one are passed over unless it is READY */
     int wants_segment;      /* set by loom_choose: with a segment, an algorithm that needs one
                              would have been chosen (segment NOT_YET), or was forced */
+    int single_copy;        /* LOOM_SINGLE_COPY_*: may the segment's ranks read each other's
+                             memory (the cma algorithms)? Probed when the segment is set up */
 } loom_call_t;
 
 /* Memory kinds of loom_call_t.memory. */
@@ -177,15 +179,19 @@ enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
 /* States of loom_call_t.segment. READY is 0, so a call that says nothing (tools, tests)
  * describes a communicator whose segment is there. */
 enum { LOOM_SEGMENT_READY = 0, LOOM_SEGMENT_NOT_YET = 1, LOOM_SEGMENT_NONE = 2 };
+/* States of loom_call_t.single_copy; ON is 0, like READY. */
+enum { LOOM_SINGLE_COPY_ON = 0, LOOM_SINGLE_COPY_OFF = 1 };
 
 /* Bytes of the shared-memory segment of a communicator of comm_size ranks. */
 size_t loom_shm_segment_bytes(int comm_size);
 
 /* Makes the shared-memory segment of the communicator `transport` runs on (stored in its
  * shared_state; every rank of the communicator must call it at the same point of the same
- * collective). Returns 1 if every rank mapped it, 0 if the segment cannot be had (the same
- * answer on every rank), or an error code (< 0). */
-int loom_shm_setup(const loom_transport_t *transport);
+ * collective), and probes single copy if this rank allows it (single_copy 1). Returns 0 if
+ * the segment cannot be had, else LOOM_SHM_SEGMENT, with LOOM_SHM_SINGLE_COPY added if every
+ * rank may read every other's memory (the same answer on every rank); or an error code (< 0). */
+enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2 };
+int loom_shm_setup(const loom_transport_t *transport, int single_copy);
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
  * what selection, rules, tools and verbose output call "message size". */

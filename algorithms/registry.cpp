@@ -10,6 +10,7 @@
 #include "ring.hpp"
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
+#include "single_copy.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,6 +24,7 @@ constexpr Needs kAny{};
 constexpr Needs kOneNode{.same_node = true, .segment = true};
 constexpr Needs kOneNodeCommutative{
     .commutative_op = true, .same_node = true, .segment = true, .element_in_slot = true};
+constexpr Needs kSingleCopy{.same_node = true, .segment = true, .single_copy = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
 constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true, .equal_nodes = true};
@@ -63,6 +65,9 @@ constexpr std::array kAllreduce = {
     Algorithm{"shm", Collective::allreduce, "shared memory: copy in, each rank reduces a slice, copy out",
               "2 syncs per 32 KiB chunk; S copied in and out, S/P reduced per rank", kOneNodeCommutative,
               AllreduceFn{&shm_allreduce}},
+    Algorithm{"cma", Collective::allreduce,
+              "single copy (CMA): each rank reduces its slice read straight from the others, then reads theirs",
+              "3 syncs; (P-1)/P S read and reduced, (P-1)/P S read per rank", kSingleCopy, AllreduceFn{&cma_allreduce}},
     Algorithm{"hierarchical", Collective::allreduce,
               "reduce in each node, allreduce among node leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes (S lg N by default)", kTopologyCommutative,
@@ -83,6 +88,8 @@ constexpr std::array kReduceScatter = {
     Algorithm{"pat", Collective::reduce_scatter, "PAT: near first, aggregated trees, bounded buffer",
               "lg A + D-1 messages (A blocks per message, D = 2^ceil(lg P)/A); (P-1)/P S", kCommutative,
               ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
+    Algorithm{"cma", Collective::reduce_scatter, "single copy (CMA): each rank reduces its block read from the others",
+              "2 syncs; (P-1)/P S read and reduced per rank", kSingleCopy, ReduceScatterFn{&cma_reduce_scatter}},
 };
 
 // reduce_scatter_block only: the shared segment holds equal blocks, not reduce_scatter's counts.
@@ -105,6 +112,8 @@ constexpr std::array kAllgather = {
               AllgatherFn{&pat_allgather}, kPatBuffer},
     Algorithm{"shm", Collective::allgather, "shared memory: each copies its block in, everyone copies all out",
               "1 sync per chunk; own block in, S out per rank", kOneNode, AllgatherFn{&shm_allgather}},
+    Algorithm{"cma", Collective::allgather, "single copy (CMA): each rank reads the others' blocks",
+              "2 syncs; (P-1)/P S read per rank", kSingleCopy, AllgatherFn{&cma_allgather}},
     Algorithm{"hierarchical", Collective::allgather,
               "allgather in each node, node parts among leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
@@ -118,6 +127,8 @@ constexpr std::array kBcast = {
               "ceil(lg P) + P-1 steps; about 2 S at the root", kAny, BcastFn{&scatter_allgather_bcast}},
     Algorithm{"shm", Collective::bcast, "shared memory: the root copies in, everyone copies out",
               "1 sync per 32 KiB chunk; S in at the root, S out elsewhere", kOneNode, BcastFn{&shm_bcast}},
+    Algorithm{"cma", Collective::bcast, "single copy (CMA): every rank reads the root's buffer",
+              "2 syncs; S read per non-root", kSingleCopy, BcastFn{&cma_bcast}},
     Algorithm{"hierarchical", Collective::bcast,
               "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
@@ -150,6 +161,8 @@ constexpr std::array kAlltoall = {
               "ceil(lg P) steps; about S P/2 lg P", kAny, AlltoallFn{&bruck_alltoall}},
     Algorithm{"pairwise", Collective::alltoall, "P-1 steps, step k exchanging with rank +- k", "P-1 steps; (P-1) S",
               kAny, AlltoallFn{&pairwise_alltoall}},
+    Algorithm{"cma", Collective::alltoall, "single copy (CMA): each rank reads its block from every other",
+              "2 syncs; (P-1) S read per rank", kSingleCopy, AlltoallFn{&cma_alltoall}},
 };
 
 // A family's records for another collective that runs the same schedules.
@@ -237,6 +250,7 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
             return "an element (one per rank for reduce_scatter_block) is larger than a 32 KiB slot";
     }
     if (algo.needs.segment && !call.segment) return kNoSegment;
+    if (algo.needs.single_copy && !call.single_copy) return kNoSingleCopy;
     return std::nullopt;
 }
 

@@ -45,6 +45,9 @@ struct Needs {
     // The data of one element (reductions: an element of the op; reduce_scatter_block: one
     // element for each rank) fits one 32 KiB slot of the segment (the shm reductions).
     bool element_in_slot = false;
+    // Every rank may read the others' memory (CMA, probed when the segment is set up), and
+    // the buffers are host memory (the single-copy family).
+    bool single_copy = false;
 
     bool operator==(const Needs&) const = default;
 };
@@ -68,6 +71,8 @@ struct CallShape {
     int ranks_per_node = 0;        // the most ranks on one node; 0: unknown
     bool segment = true;           // the communicator has a shared-memory segment (or may make one now)
     std::size_t element_bytes = 0; // reductions: bytes of one element of the op; 0 otherwise
+    bool single_copy = true;       // the segment's ranks may read each other's memory, and the
+                                   // buffers are host memory
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
@@ -99,6 +104,8 @@ const Algorithm* find_algorithm(Collective c, std::string_view name);
 // why_not's answer for an algorithm that needs a shared-memory segment the communicator
 // does not have.
 inline constexpr std::string_view kNoSegment = "the communicator has no shared-memory segment";
+inline constexpr std::string_view kNoSingleCopy =
+    "single-copy transfers (CMA) are off: refused on this node, disabled by coll_loom_single_copy, or device buffers";
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <sched.h>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace loom {
@@ -62,6 +64,43 @@ std::byte* ShmComm::slot(int region, int rank) const
 }
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
+
+ShmComm::Mailbox& ShmComm::mailbox(int rank) const
+{
+    return *reinterpret_cast<Mailbox*>(base_ + kLine * (1 + std::size_t(rank)) + kLine / 2);
+}
+
+namespace {
+// What the probe reads of every other rank.
+const std::uint64_t probe_word = 0x6c6f6f6d2d636d61; // "loom-cma"
+} // namespace
+
+void ShmComm::probe_single_copy(bool allow)
+{
+    Mailbox& mine = mailbox(rank_);
+    mine.pid = std::uint64_t(getpid());
+    mine.addr[0] = &probe_word;
+#ifdef PR_SET_PTRACER
+    // kernel.yama.ptrace_scope 1 lets a process read only its descendants' memory unless they
+    // name it; the ranks are siblings, so each names any process (as Open MPI's vader does
+    // for CMA). Ignored where Yama is absent.
+    if (allow) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+    sync();
+    bool ok = allow;
+    for (int q = 0; q < size_ && ok; ++q) {
+        if (q == rank_) continue;
+        std::uint64_t word = 0;
+        iovec local{&word, sizeof word}, remote{const_cast<void*>(mailbox(q).addr[0]), sizeof word};
+        ok = process_vm_readv(pid_t(mailbox(q).pid), &local, 1, &remote, 1, 0) == ssize_t(sizeof word) &&
+             word == probe_word;
+    }
+    mine.single_copy_ok = ok ? 1 : 0;
+    sync();
+    single_copy_ = true;
+    for (int q = 0; q < size_; ++q) single_copy_ = single_copy_ && mailbox(q).single_copy_ok == 1;
+    sync(); // nobody's mailbox changes before everyone has read the verdicts
+}
 
 void ShmComm::publish()
 {
@@ -255,6 +294,14 @@ struct ShmState {
     std::unique_ptr<ShmComm> comm; // null: shared memory is unavailable on this communicator
 };
 
+// Rank `me` of the segment's users; single copy is settled at once (ShmComm::probe_single_copy).
+std::unique_ptr<ShmComm> make_comm(std::unique_ptr<ShmSegment> seg, int me, int P, bool single_copy)
+{
+    auto comm = std::make_unique<ShmComm>(std::move(seg), me, P);
+    comm->probe_single_copy(single_copy);
+    return comm;
+}
+
 constexpr std::size_t kNameBytes = ShmSegment::kMaxName + 1;
 
 // What rank 0 sends the others: the segment's name and identity ("" if it has none).
@@ -279,7 +326,7 @@ std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
 }
 
 // Every rank returns the same verdict: rank 0 decides from everyone's answer.
-std::unique_ptr<ShmComm> establish(Transport& net)
+std::unique_ptr<ShmComm> establish(Transport& net, bool single_copy)
 {
     const int P = net.size(), me = net.rank();
     const std::size_t bytes = ShmComm::segment_bytes(P);
@@ -288,7 +335,7 @@ std::unique_ptr<ShmComm> establish(Transport& net)
         auto seg = ShmSegment::create(bytes, error);
         if (!seg) return nullptr;
         seg->unlink();
-        return std::make_unique<ShmComm>(std::move(seg), 0, 1);
+        return make_comm(std::move(seg), 0, 1, single_copy);
     }
     Offer offer = {};
     unsigned char ok = 0;
@@ -327,19 +374,19 @@ std::unique_ptr<ShmComm> establish(Transport& net)
         net.wait_all();
     }
     if (!ok) return nullptr; // nobody uses it: no one gives it back, it is simply unmapped
-    return std::make_unique<ShmComm>(std::move(seg), me, P);
+    return make_comm(std::move(seg), me, P, single_copy);
 }
 
 void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
 
 // The communicator's ShmComm, set up on first use; null if shared memory is unavailable.
-ShmComm* shm_of(Transport& net)
+ShmComm* shm_of(Transport& net, bool single_copy = false)
 {
     void** slot = net.shared_state();
     if (slot == nullptr) return nullptr;
     if (*slot == nullptr) {
         auto state = std::make_unique<ShmState>();
-        state->comm = establish(net);
+        state->comm = establish(net, single_copy);
         *slot = state.release();
     }
     ShmComm* comm = static_cast<ShmState*>(*slot)->comm.get();
@@ -351,7 +398,7 @@ ShmComm* shm_of(Transport& net)
 
 void shm_release(void* state) { delete static_cast<ShmState*>(state); }
 
-bool shm_setup(Transport& net) { return shm_of(net) != nullptr; }
+bool shm_setup(Transport& net, bool single_copy) { return shm_of(net, single_copy) != nullptr; }
 
 ShmComm* shm_comm(Transport& net) { return shm_of(net); }
 

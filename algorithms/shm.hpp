@@ -3,7 +3,7 @@
 //
 // Segment (ShmComm::segment_bytes): a 128-byte line with the segment's header
 // (ShmSegment::Header: who uses it, for SegmentPool), one line per rank holding its sync
-// counter (separate lines: no false sharing), then kLargeRegions (4) large data regions, each with a
+// counter and, in its second half, its mailbox (separate lines: no false sharing), then kLargeRegions (4) large data regions, each with a
 // slot of slot_bytes per rank and a result area of slot_bytes, then kSmallRegions small regions laid
 // out alike with small_slot_bytes. A call whose data fits a small slot uses the next small
 // region in turn: a rooted collective's ranks may then run up to kSmallRegions calls ahead of
@@ -107,6 +107,25 @@ public:
     std::byte* slot(int region, int rank) const;
     std::byte* result(int region) const;
 
+    // Each rank's mailbox, in the second half of its counter's line: written by its owner
+    // before a publish(), read by the others after waiting for that phase. The single-copy
+    // family (single_copy.hpp) puts its process id there and, per call, the addresses of its
+    // buffers, which the others then read or write with process_vm_readv/writev.
+    struct Mailbox {
+        std::uint64_t pid;
+        std::uint64_t single_copy_ok;
+        const void* addr[2];
+    };
+    static_assert(sizeof(Mailbox) <= kLine / 2);
+    Mailbox& mailbox(int rank) const;
+    // Can every rank read every other rank's memory (CMA, process_vm_readv)? Settled once,
+    // the same answer on every rank, by probe_single_copy().
+    bool single_copy() const { return single_copy_; }
+    // Every rank calls it once, at the same point, after the segment is set up: each rank that
+    // `allow`s it tries to read a word of every other rank's memory; single copy is on only
+    // if every rank could (Linux's ptrace rules, e.g. kernel.yama.ptrace_scope, may refuse).
+    void probe_single_copy(bool allow);
+
 private:
     static constexpr int kRegions = kLargeRegions + kSmallRegions;
     std::uint64_t& counter(int rank) const;
@@ -115,6 +134,7 @@ private:
     int rank_, size_;
     std::size_t slot_bytes_, small_slot_bytes_;
     bool oversubscribed_;
+    bool single_copy_ = false;
     std::uint64_t phase_ = 0, chunks_ = 0, small_chunks_ = 0;
     std::uint64_t region_done_[kRegions] = {};
     std::unique_ptr<std::uint64_t[]> seen_; // the last value read of each rank's counter
@@ -161,6 +181,8 @@ void shm_release(void* state);
 // Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
 // every rank of the communicator calls it at the same point. True if shared memory is usable
 // (the same answer on every rank). The entry points above also make it on first use.
-bool shm_setup(Transport& net);
+// `single_copy`: this rank allows the single-copy family (ShmComm::probe_single_copy); a
+// segment set up on first use (the entry points above, shm_comm) has it off.
+bool shm_setup(Transport& net, bool single_copy = false);
 
 } // namespace loom

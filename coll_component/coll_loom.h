@@ -42,6 +42,7 @@ typedef struct mca_coll_loom_component_t {
                                at the Nth call loom's rules would serve with one */
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */
     int shm_max_mib;        /* coll_loom_shm_max_mib: the largest segment set up; 0: none */
+    int single_copy;        /* coll_loom_single_copy: this rank allows CMA (the cma algorithms) */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
     int rules_strict;       /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
@@ -83,6 +84,9 @@ typedef struct mca_coll_loom_module_t {
     /* May the communicator have a segment at all (coll_loom_shm_max_mib)? Set when the
      * module is enabled; the same on every rank. */
     int segment_allowed;
+    /* LOOM_SINGLE_COPY_ON once the segment's probe found every rank may read every other's
+     * memory (and every rank allows it); OFF until then, or for good. */
+    int single_copy;
     /* The same for the shared-memory phases of hierarchical algorithms, among this rank's
      * node's ranks. */
     void *node_shm;

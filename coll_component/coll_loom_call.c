@@ -106,16 +106,21 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
         loom_pml_transport_t transport;
         loom_pml_transport_init(&transport, comm, module, tags[coll]);
         transport.ops.shared_state = &module->shm;
-        ready = loom_shm_setup(&transport.ops);
+        ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy);
         rc = loom_pml_transport_fini(&transport);
-        outcome = 1 == ready ? "set up" : "unavailable (a rank could not map it)";
+        if (ready < 0) ready = 0;
+        outcome = 0 != (ready & LOOM_SHM_SINGLE_COPY) ? "set up, with single copy (CMA)"
+                  : 0 != ready                        ? "set up, without single copy (CMA refused or disabled)"
+                                                      : "unavailable (a rank could not map it)";
     }
+    module->single_copy =
+        0 != (ready & LOOM_SHM_SINGLE_COPY) && OMPI_SUCCESS == rc ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
     if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
         opal_output(mca_coll_loom_component.output,
                     "coll:loom: shared-memory segment for %s %s after %d calls that wanted it; "
                     "algorithms without one serve instead",
                     comm->c_name, outcome, module->segment_wanted);
-    return 1 == ready && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+    return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
 /* The algorithm for `call` (coll_loom_<coll>_algorithm, else the rules), or NULL and *why. */
@@ -129,6 +134,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
     call->segment = module->segment;
+    call->single_copy = module->single_copy;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
     /* A shared segment pays back its set-up only over many calls, and most communicators
@@ -140,6 +146,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
     /* Ask again with the segment's new state; the first answer's rule options do not carry
      * over. */
     call->segment = module->segment;
+    call->single_copy = module->single_copy;
     call->wants_segment = 0;
     call->segment_bytes = call->buffer_bytes = 0;
     return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);

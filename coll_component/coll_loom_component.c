@@ -38,6 +38,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .shm_min_calls = 16,
     .shm_pool = 4,
     .shm_max_mib = 1024,
+    .single_copy = 1,
 };
 
 /* The third argument is the bound MPI object (none here); our counter is the pvar's ctx. */
@@ -125,6 +126,19 @@ static int loom_register(void)
         "segments at all",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_max_mib);
+
+    mca_coll_loom_component.single_copy = 1;
+    (void)mca_base_component_var_register(
+        c, "single_copy",
+        "Let loom's cma algorithms copy between the ranks of a node in one step, each reading the "
+        "others' buffers with Linux Cross Memory Attach (process_vm_readv). Probed when a "
+        "communicator sets up its shared segment: on only if every rank allows it and may read "
+        "every other rank's memory (kernel.yama.ptrace_scope 2 or 3 refuses; loom allows any "
+        "process of the job to read this one, as Open MPI's vader does for CMA). 1: where allowed (default); 0: never; "
+        "the "
+        "rules then choose among the other algorithms (a forced cma algorithm: handed on)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.single_copy);
 
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(

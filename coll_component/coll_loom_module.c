@@ -20,6 +20,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->segment = LOOM_SEGMENT_NOT_YET;
     m->segment_wanted = 0;
     m->segment_allowed = 0;
+    m->single_copy = LOOM_SINGLE_COPY_OFF;
     m->handing_on = 0;
     m->node_shm = NULL;
     m->topology = NULL;

@@ -48,6 +48,7 @@ struct MemoKey {
     const Algorithm* forced_algorithm;
     rules::MemoryKind memory;
     rules::SegmentState segment;
+    bool single_copy;
     bool commutative;
     bool keep_from_open_mpi;
     bool operator==(const MemoKey&) const = default;
@@ -145,6 +146,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                           is_forced ? handle->forced_algorithm(c, forced) : nullptr,
                           call->memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host,
                           segment_state(call->segment),
+                          call->single_copy == LOOM_SINGLE_COPY_ON,
                           !reduces(c) || call->op.commutative != 0,
                           call->keep_from_open_mpi != 0};
         Memo& memo = handle->last[std::size_t(c)];
@@ -162,6 +164,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             facts.element_bytes = key.element_bytes;
             facts.keep_from_open_mpi = key.keep_from_open_mpi;
             facts.segment = key.segment;
+            facts.single_copy = key.single_copy;
             if (is_forced) {
                 facts.forced = forced;
                 facts.forced_algorithm = key.forced_algorithm;

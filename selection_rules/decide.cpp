@@ -5,7 +5,9 @@ namespace {
 
 CallShape shape_of(const CallFacts& c, bool segment)
 {
-    return CallShape{c.ranks, std::size_t(c.bytes), c.commutative, c.nodes, c.ranks_per_node, segment, c.element_bytes};
+    CallShape shape{c.ranks, std::size_t(c.bytes), c.commutative, c.nodes, c.ranks_per_node, segment, c.element_bytes};
+    shape.single_copy = c.single_copy && c.memory == MemoryKind::host; // device buffers never go single copy
+    return shape;
 }
 
 // The first candidate that matches and can serve (or is an allowed fallback rule); nullptr if

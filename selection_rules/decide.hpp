@@ -42,6 +42,9 @@ struct CallFacts {
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
     bool keep_from_open_mpi = false; // handing on would change the answer
     SegmentState segment = SegmentState::ready;
+    // The segment's ranks may read each other's memory (probed with the segment, and allowed
+    // by coll_loom_single_copy); meaningless until the segment is ready.
+    bool single_copy = true;
     std::string_view forced;                     // the forced parameter; empty: the rules choose
     const Algorithm* forced_algorithm = nullptr; // find_algorithm(collective, forced) if known
 };

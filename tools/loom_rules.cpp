@@ -3,8 +3,8 @@
 //   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
 //   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
 //              [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]
-//              [--segment ready|not-yet|none] [--small-int-sum] [--element-bytes E]
-//              [--segment-size B] [--pat-buffer-size B]
+//              [--segment ready|not-yet|none] [--single-copy on|off] [--small-int-sum]
+//              [--element-bytes E] [--segment-size B] [--pat-buffer-size B]
 //                                          every rule considered and why, and the decision
 //                                          of loom's one chooser (decide.hpp), as a job makes it
 //   loom-rules show [--rules FILE]         the effective table, itself a valid rule file
@@ -43,8 +43,8 @@ constexpr const char* kUsage =
     "usage: loom-rules check FILE\n"
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
     "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]\n"
-    "                  [--segment ready|not-yet|none] [--small-int-sum] [--element-bytes E]\n"
-    "                  [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
+    "                  [--segment ready|not-yet|none] [--single-copy on|off] [--small-int-sum]\n"
+    "                  [--element-bytes E] [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
@@ -309,6 +309,10 @@ ExplainCall parse_call(const Args& a)
         else
             throw UsageError("--segment must be ready, not-yet or none, found '" + *g + "'");
     }
+    if (const std::string* sc = a.get("--single-copy")) {
+        if (*sc != "on" && *sc != "off") throw UsageError("--single-copy must be on or off, found '" + *sc + "'");
+        call.single_copy = *sc == "on";
+    }
     call.keep_from_open_mpi = a.flags.count("--small-int-sum") != 0;
     if (call.keep_from_open_mpi && !reduces(call.collective))
         throw UsageError("--small-int-sum applies to reductions only");
@@ -323,10 +327,11 @@ ExplainCall parse_call(const Args& a)
 
 int cmd_explain(const std::vector<std::string>& in)
 {
-    const Args a = parse_args(in,
-                              {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules", "--forced",
-                               "--segment", "--element-bytes", "--segment-size", "--pat-buffer-size", "--ompi"},
-                              {"--non-commutative", "--small-int-sum"});
+    const Args a =
+        parse_args(in,
+                   {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules", "--forced", "--segment",
+                    "--single-copy", "--element-bytes", "--segment-size", "--pat-buffer-size", "--ompi"},
+                   {"--non-commutative", "--small-int-sum"});
     ExplainCall e = parse_call(a);
     CallFacts& call = e.facts;
     const auto user = user_rules(a);
@@ -351,6 +356,7 @@ int cmd_explain(const std::vector<std::string>& in)
     facts += call.segment == SegmentState::ready     ? ", shared segment ready"
              : call.segment == SegmentState::not_yet ? ", no shared segment yet"
                                                      : ", no shared segment";
+    if (call.segment == SegmentState::ready) facts += call.single_copy ? " with single copy" : " without single copy";
     std::printf("%s\n", facts.c_str());
 
     std::vector<Verdict> trace;
@@ -443,6 +449,7 @@ std::vector<std::string> needs_text(const Algorithm& a)
     if (a.needs.topology) out.push_back("known nodes");
     if (a.needs.equal_nodes) out.push_back("the same number of ranks on every node");
     if (a.needs.segment) out.push_back("a shared-memory segment");
+    if (a.needs.single_copy) out.push_back("single copy (CMA) allowed on the node, and host memory");
     if (a.needs.element_in_slot)
         out.push_back(a.collective == Collective::reduce_scatter_block ? "one element per rank within a 32 KiB slot"
                                                                        : "an element within a 32 KiB slot");

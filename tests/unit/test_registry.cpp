@@ -15,16 +15,16 @@ using namespace loom;
 namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
     {Collective::allreduce,
-     {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "hierarchical",
-      "hierarchical_rs"}},
-    {Collective::reduce_scatter, {"ring", "halving_doubling", "pat"}},
-    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "shm"}},
-    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},
-    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "hierarchical"}},
-    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "hierarchical"}},
+     {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "cma",
+      "hierarchical", "hierarchical_rs"}},
+    {Collective::reduce_scatter, {"ring", "halving_doubling", "pat", "cma"}},
+    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "cma", "shm"}},
+    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
+    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
+    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical"}},
     {Collective::reduce, {"binomial", "halving_doubling", "shm", "hierarchical"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
-    {Collective::alltoall, {"bruck", "pairwise"}},
+    {Collective::alltoall, {"bruck", "pairwise", "cma"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr}; }
@@ -130,7 +130,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
     char names[128];
     loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
-    CHECK(std::string(names) == "binomial, scatter_allgather, shm, hierarchical");
+    CHECK(std::string(names) == "binomial, scatter_allgather, shm, cma, hierarchical");
     loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
     CHECK(std::string(names) == "bino");
 }

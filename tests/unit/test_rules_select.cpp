@@ -759,6 +759,45 @@ TEST_CASE("loom_choose: algorithms that need a shared segment wait for one, and 
     load_user_rules("");
 }
 
+TEST_CASE("loom_choose: cma needs the segment and single copy on, and host memory", "[rules]")
+{
+    const TempFile f("loom-rules 1\n"
+                     "allreduce * 1M-* cma\n"
+                     "allreduce * 1M-* ring\n");
+    for (const Diagnostic& d : load_user_rules(f.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    const char* hosts[] = {"a", "a", "a"};
+    void* resolved = loom_rules_resolve(3, hosts);
+    REQUIRE(resolved != nullptr);
+    auto choose_with = [&](int segment, int single_copy, int memory, const char* forced, const char** why = nullptr) {
+        loom_call_t lc{};
+        lc.coll = LOOM_COLL_ALLREDUCE;
+        lc.count = 1 << 20;
+        lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+        lc.segment = segment;
+        lc.single_copy = single_copy;
+        lc.memory = memory;
+        const char* rule = nullptr;
+        const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
+        return std::pair{std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
+    };
+    const int on = LOOM_SINGLE_COPY_ON, off = LOOM_SINGLE_COPY_OFF, host = LOOM_MEMORY_HOST, cuda = LOOM_MEMORY_CUDA;
+    CHECK(choose_with(LOOM_SEGMENT_READY, on, host, "") == std::pair{std::string("cma"), 0});
+    // No segment yet: wanted (single copy is settled when it is set up), the next rule serves.
+    CHECK(choose_with(LOOM_SEGMENT_NOT_YET, off, host, "") == std::pair{std::string("ring"), 1});
+    // The segment's probe said no (a rank refused, or coll_loom_single_copy 0): the next rule,
+    // nothing more to want; the same for device buffers.
+    CHECK(choose_with(LOOM_SEGMENT_READY, off, host, "") == std::pair{std::string("ring"), 0});
+    CHECK(choose_with(LOOM_SEGMENT_READY, on, cuda, "") == std::pair{std::string("ring"), 0});
+    // Forced: handed on, saying why.
+    const char* why = nullptr;
+    CHECK(choose_with(LOOM_SEGMENT_READY, off, host, "cma", &why) == std::pair{std::string("(declined)"), 0});
+    REQUIRE(why != nullptr);
+    CHECK(std::string(why) == kNoSingleCopy);
+    CHECK(choose_with(LOOM_SEGMENT_READY, on, host, "cma") == std::pair{std::string("cma"), 0});
+    loom_rules_release(resolved);
+    load_user_rules("");
+}
+
 TEST_CASE("rules: tables are narrowed once per communicator shape and shared", "[rules]")
 {
     load_user_rules("");

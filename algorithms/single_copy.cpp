@@ -1,0 +1,200 @@
+#include "single_copy.hpp"
+
+#include "loom_c_api.h"
+#include "shm.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <sys/uio.h>
+
+namespace loom {
+
+namespace {
+
+// A reduction's pieces: small enough that the bounce buffer stays in L2 while it is reduced,
+// large enough that a syscall per piece and peer costs little (about 1 us per 64 KiB here).
+constexpr std::size_t kPieceBytes = 64 * 1024;
+
+auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
+auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
+
+Scratch no_scratch()
+{
+    return Scratch(nullptr, [](std::byte*) {});
+}
+
+// The communicator's segment, which must have single copy on (the registry's needs; only a
+// direct call from a test can get here without).
+ShmComm& single_copy_comm(Transport& net)
+{
+    ShmComm* shm = shm_comm(net);
+    if (shm == nullptr) throw ShmUnavailable("cma: the communicator has no shared-memory segment");
+    if (!shm->single_copy()) throw ShmUnavailable("cma: this node refuses single-copy transfers (process_vm_readv)");
+    return *shm;
+}
+
+// Copies `bytes` from rank q's address `remote` (in q's process) to `local`.
+void read_from(const ShmComm& shm, int q, const void* remote, void* local, std::size_t bytes)
+{
+    if (bytes == 0) return;
+    if (q == shm.rank()) {
+        std::memcpy(local, remote, bytes);
+        return;
+    }
+    const auto pid = pid_t(shm.mailbox(q).pid);
+    std::size_t done = 0;
+    while (done < bytes) {
+        iovec to{bytes_of(local) + done, bytes - done};
+        iovec from{const_cast<std::byte*>(bytes_of(remote)) + done, bytes - done};
+        const ssize_t n = process_vm_readv(pid, &to, 1, &from, 1, 0);
+        if (n > 0) {
+            done += std::size_t(n);
+        } else if (n < 0 && errno != EINTR) {
+            throw TransportError(LOOM_ERR_INTERNAL, "cma: process_vm_readv from rank " + std::to_string(q) +
+                                                        " failed: " + std::strerror(errno));
+        }
+    }
+}
+
+// Rank q's buffer `which` (0: input, 1: output) as published in its mailbox for this call.
+const std::byte* peer_buffer(const ShmComm& shm, int q, int which) { return bytes_of(shm.mailbox(q).addr[which]); }
+
+// dst[0, count) = in_0 op in_1 op ... op in_{P-1}, where in_q is the `count` elements at byte
+// `at` of rank q's input (mailbox addr[0]) and `mine` this rank's own (which dst may alias).
+// Reduced right to left (inout = in op inout), so non-commutative ops get MPI's order.
+void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, std::size_t at, const std::byte* mine,
+                     std::byte* dst, std::size_t count)
+{
+    const int P = shm.size(), me = shm.rank();
+    const std::size_t es = op.elem_size, per = std::max<std::size_t>(1, kPieceBytes / es);
+    Scratch bounce = P > 1 ? mem.scratch(per * es) : no_scratch();
+    // In place, this rank's input is overwritten by the first term: keep it first.
+    const bool keep_mine = mine == dst && me != P - 1;
+    Scratch kept = keep_mine ? mem.scratch(per * es) : no_scratch();
+    for (std::size_t off = 0; off < count; off += per) {
+        const std::size_t k = std::min(per, count - off), bytes = k * es, pos = at + off * es;
+        std::byte* out = dst + off * es;
+        const std::byte* own = mine + off * es;
+        if (keep_mine) {
+            mem.copy(kept.get(), own, bytes);
+            own = kept.get();
+        }
+        if (P - 1 == me) {
+            if (out != own) mem.copy(out, own, bytes);
+        } else {
+            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + pos, out, bytes);
+        }
+        for (int q = P - 2; q >= 0; --q) {
+            const std::byte* in = own;
+            if (q != me) {
+                read_from(shm, q, peer_buffer(shm, q, 0) + pos, bounce.get(), bytes);
+                in = bounce.get();
+            }
+            mem.reduce(op, in, out, k);
+        }
+    }
+}
+
+// Publishes this call's buffers in the mailbox and waits until every rank has.
+void exchange_addresses(ShmComm& shm, const void* input, const void* output)
+{
+    ShmComm::Mailbox& box = shm.mailbox(shm.rank());
+    box.addr[0] = input;
+    box.addr[1] = output;
+    shm.sync();
+}
+
+} // namespace
+
+void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    const int P = shm.size(), me = shm.rank();
+    const std::size_t es = args.op.elem_size;
+    const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    std::byte* out = bytes_of(args.recvbuf);
+    exchange_addresses(shm, in, out);
+    const BlockPartition part(args.count, P);
+    const std::size_t at = part.begin(me) * es;
+    reduce_from_all(shm, mem, args.op, at, in + at, out + at, part.length(me));
+    shm.sync(); // every slice of the result is in its owner's output; every input read
+    for (int q = 0; q < P; ++q)
+        if (q != me)
+            read_from(shm, q, peer_buffer(shm, q, 1) + part.begin(q) * es, out + part.begin(q) * es,
+                      part.length(q) * es);
+    shm.sync(); // nobody reads this rank's output any more
+}
+
+void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    const int me = shm.rank();
+    const std::size_t es = args.op.elem_size;
+    const BlockOffsets blocks(args.counts);
+    const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    const std::size_t at = blocks.begin(me) * es, count = blocks.length(me);
+    exchange_addresses(shm, in, nullptr);
+    // In place the result goes to the start of the input, which rank 0 reads: reduce into
+    // scratch, and copy once every rank is done reading.
+    Scratch result = args.in_place() && count != 0 ? mem.scratch(count * es) : no_scratch();
+    std::byte* dst = args.in_place() ? result.get() : bytes_of(args.recvbuf);
+    reduce_from_all(shm, mem, args.op, at, in + at, dst, count);
+    shm.sync();
+    if (args.in_place() && count != 0) mem.copy(args.recvbuf, dst, count * es);
+}
+
+void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    const int P = shm.size(), me = shm.rank();
+    const BlockOffsets blocks(args.bytes);
+    std::byte* out = bytes_of(args.recvbuf);
+    const std::byte* mine = args.in_place() ? out + blocks.begin(me) : bytes_of(args.sendbuf);
+    exchange_addresses(shm, mine, nullptr);
+    // Start with the next rank, so the ranks do not all read rank 0 first.
+    for (int i = 1; i < P; ++i) {
+        const int q = (me + i) % P;
+        read_from(shm, q, peer_buffer(shm, q, 0), out + blocks.begin(q), blocks.length(q));
+    }
+    if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
+    shm.sync();
+}
+
+void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    if (shm.rank() == args.root) {
+        shm.mailbox(shm.rank()).addr[0] = args.buf;
+        shm.publish();
+        shm.publish();
+        shm.wait_all(shm.phase()); // every rank has read the buffer
+        return;
+    }
+    shm.publish();
+    shm.wait_for(args.root, shm.phase()); // the root's address, and only that
+    read_from(shm, args.root, peer_buffer(shm, args.root, 0), args.buf, args.bytes);
+    shm.publish();
+}
+
+void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    const int P = shm.size(), me = shm.rank();
+    const std::size_t b = args.block_bytes, total = b * std::size_t(P);
+    std::byte* out = bytes_of(args.recvbuf);
+    // In place the output overwrites the input the others read: they read a copy.
+    Scratch copy = args.in_place() && total != 0 ? mem.scratch(total) : no_scratch();
+    if (copy) mem.copy(copy.get(), out, total);
+    const std::byte* in = copy ? copy.get() : bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    exchange_addresses(shm, in, nullptr);
+    for (int i = 1; i < P; ++i) {
+        const int q = (me + i) % P;
+        read_from(shm, q, peer_buffer(shm, q, 0) + std::size_t(me) * b, out + std::size_t(q) * b, b);
+    }
+    if (!args.in_place() && b != 0) mem.copy(out + std::size_t(me) * b, in + std::size_t(me) * b, b);
+    shm.sync();
+}
+
+} // namespace loom

@@ -1,0 +1,37 @@
+// The single-copy family ("cma"): collectives among the ranks of one node in which each rank
+// reads the others' buffers directly with Linux Cross Memory Attach (process_vm_readv), so a
+// byte crosses memory once instead of twice (into a shared segment, then out of it).
+//
+// The communicator's shm segment (shm.hpp) carries the control: each rank's mailbox holds its
+// process id and, per call, the addresses of its buffers; the segment's phase counters order
+// the steps. Whether every rank may read every other rank's memory is probed once, when the
+// segment is set up (ShmComm::probe_single_copy): ptrace rules (kernel.yama.ptrace_scope 2 or
+// 3, containers without CAP_SYS_PTRACE across users) can refuse, and then the registry's need
+// `single_copy` keeps these algorithms from being chosen; forced, the call is handed on.
+//
+// Costs on P ranks, S the message size, c a copy per byte (one syscall per peer and piece):
+//   allreduce:   each rank reduces its 1/P slice reading it from the P-1 others in pieces of
+//                64 KiB (through a cache-resident bounce buffer), then reads the P-1 other
+//                slices of the result: 3 syncs; (P-1)/P S read + (P-1)/P S reduced + (P-1)/P S
+//                read per rank, against shm's S in, (P-1)/P S reduced, S out. Any op: the
+//                slices are reduced in rank order (MPI's order for non-commutative ops).
+//   reduce_scatter(_block): each rank reduces its own block from the others: 2 syncs.
+//   allgather(v): each reads the P-1 other blocks: 2 syncs; (P-1)/P S read per rank.
+//   bcast:       the others read S from the root: 2 syncs (the root waits for all readers).
+//   alltoall:    each reads its block from each other rank: 2 syncs; (P-1) S read per rank.
+// Limits: every rank on one node, the segment set up, host memory (not device buffers: the
+// chooser passes them over), dense buffers (the glue gives dense copies of others). A rank
+// waits for the others at the end of every call: its buffers stay readable until then.
+#pragma once
+
+#include "collectives.hpp"
+
+namespace loom {
+
+void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
+void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
+void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
+void cma_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
+void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args);
+
+} // namespace loom

@@ -1,0 +1,180 @@
+// Tests of the single-copy family (cma, single_copy.hpp) through the registry's entries, with
+// P threads of one process as the ranks: process_vm_readv then reads this process's own
+// memory, through the same system call and the same addresses as between processes (the
+// integration tests run it between processes). Every collective at every P of comm_sizes(),
+// counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks;
+// then that nothing but the set-up went through messages, and that one rank refusing single
+// copy turns it off on every rank alike.
+#include "shm.hpp"
+#include "single_copy.hpp"
+#include "test_support.hpp"
+
+#include "loom_catch.hpp"
+
+#include <string>
+#include <vector>
+
+using namespace loom;
+using namespace loom::test;
+
+namespace {
+
+// Counts: every family's, plus pieces of the 64 KiB reduction pipeline and one past them.
+std::vector<std::size_t> cma_counts(int P)
+{
+    std::vector<std::size_t> c = counts_for(P);
+    if (P <= 8) c.push_back(3 * 16384 * std::size_t(P) + 5); // int32: 3 pieces per slice, and a tail
+    return c;
+}
+
+// The reference for reduce_scatter: the fold of the whole inputs, block r.
+Bytes block_of(const Bytes& whole, const BlockOffsets& blocks, int r, std::size_t es)
+{
+    return Bytes(whole.begin() + std::ptrdiff_t(blocks.begin(r) * es),
+                 whole.begin() + std::ptrdiff_t((blocks.begin(r) + blocks.length(r)) * es));
+}
+
+RunStats run_all(int P, std::size_t count)
+{
+    const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+    const Reduction max = kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE);
+    const Reduction mm = matmul();
+    const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
+    const auto doubles = all_inputs(P, count, typed_input<double>(5));
+    const std::size_t mcount = std::min<std::size_t>(count, 4099); // 16-byte matrices
+    std::vector<Bytes> mats;
+    for (int r = 0; r < P; ++r) mats.push_back(matmul_input(r, mcount));
+    const Bytes int_sum = fold(sum, ints, count), double_max = fold(max, doubles, count),
+                mat_prod = fold(mm, mats, mcount);
+    // reduce_scatter: uneven blocks (rank q gets count / (q + 1) elements); _block: count each
+    std::vector<std::size_t> uneven, even(std::size_t(P), count);
+    for (int q = 0; q < P; ++q) uneven.push_back(count / (std::size_t(q) + 1));
+    const BlockOffsets ublocks(uneven), eblocks(even);
+    const auto rs_in = all_inputs(P, ublocks.total(), typed_input<std::int32_t>(3));
+    const auto rsb_in = all_inputs(P, eblocks.total(), typed_input<std::int32_t>(7));
+    const Bytes rs_sum = fold(sum, rs_in, ublocks.total()), rsb_sum = fold(sum, rsb_in, eblocks.total());
+    const int root = P / 2;
+    INFO("P=" << P << " count=" << count);
+    return run_ranks(P, [&](InprocTransport& net) {
+        const int r = net.rank();
+        const auto R = std::size_t(r);
+        HostMemory mem;
+        shm_setup(net, true); // as the glue does, with coll_loom_single_copy 1
+        // allreduce: int sum out of place, double max in place, matrices (non-commutative) both ways
+        Bytes out(count * 4, std::byte{0x5a});
+        cma_allreduce(net, mem, AllreduceArgs{ints[R].data(), out.data(), count, sum});
+        rank_check_bytes(out, int_sum, "allreduce int32 sum", 4);
+        rank_check_bytes(ints[R], typed_input<std::int32_t>()(r, count), "allreduce wrote its input");
+        Bytes inout = doubles[R];
+        cma_allreduce(net, mem, AllreduceArgs{nullptr, inout.data(), count, max});
+        rank_check_bytes(inout, double_max, "allreduce double max in place", 8);
+        Bytes mout(mcount * 16);
+        cma_allreduce(net, mem, AllreduceArgs{mats[R].data(), mout.data(), mcount, mm});
+        rank_check_bytes(mout, mat_prod, "allreduce matrix product (non-commutative)", 16);
+        Bytes minout = mats[R];
+        cma_allreduce(net, mem, AllreduceArgs{nullptr, minout.data(), mcount, mm});
+        rank_check_bytes(minout, mat_prod, "allreduce matrix product in place", 16);
+        // reduce_scatter with uneven blocks, out of place; _block in place (the tail kept)
+        Bytes rs(uneven[R] * 4, std::byte{0x5a});
+        cma_reduce_scatter(net, mem, ReduceScatterArgs{rs_in[R].data(), rs.data(), uneven, sum});
+        rank_check_bytes(rs, block_of(rs_sum, ublocks, r, 4), "reduce_scatter uneven", 4);
+        Bytes rsb = rsb_in[R];
+        cma_reduce_scatter(net, mem, ReduceScatterArgs{nullptr, rsb.data(), even, sum});
+        rank_check_bytes(prefix(rsb, count * 4), block_of(rsb_sum, eblocks, r, 4), "reduce_scatter_block in place", 4);
+        rank_check(tail_intact(rsb, rsb_in[R], count * 4), "reduce_scatter_block in place changed the tail");
+        // bcast of `count` bytes from a middle rank
+        Bytes buf = r == root ? pattern(root, count) : Bytes(count, std::byte{0});
+        cma_bcast(net, mem, BcastArgs{buf.data(), count, root});
+        rank_check_bytes(buf, pattern(root, count), "bcast");
+        // allgather out of place; allgatherv with uneven blocks in place
+        Bytes gathered(count * std::size_t(P)), expected;
+        const Bytes mine = pattern(r, count);
+        cma_allgather(net, mem, AllgatherArgs{mine.data(), gathered.data(), even});
+        for (int q = 0; q < P; ++q) {
+            const Bytes b = pattern(q, count);
+            expected.insert(expected.end(), b.begin(), b.end());
+        }
+        rank_check_bytes(gathered, expected, "allgather");
+        Bytes v(ublocks.total(), std::byte{0});
+        const Bytes own = pattern(r, uneven[R], 3);
+        std::copy(own.begin(), own.end(), v.begin() + std::ptrdiff_t(ublocks.begin(r)));
+        cma_allgather(net, mem, AllgatherArgs{nullptr, v.data(), uneven});
+        for (int q = 0; q < P; ++q)
+            rank_check_bytes(std::span(v).subspan(ublocks.begin(q), ublocks.length(q)),
+                             pattern(q, uneven[std::size_t(q)], 3), "allgatherv in place, block " + std::to_string(q));
+        // alltoall of count / P + 1 bytes per block, out of place and in place
+        const std::size_t b = count / std::size_t(P) + 1;
+        auto send_block = [&](int from, int to) { return pattern(from * 1000 + to, b); };
+        Bytes send, recv(b * std::size_t(P)), want;
+        for (int q = 0; q < P; ++q) {
+            const Bytes s = send_block(r, q), w = send_block(q, r);
+            send.insert(send.end(), s.begin(), s.end());
+            want.insert(want.end(), w.begin(), w.end());
+        }
+        cma_alltoall(net, mem, AlltoallArgs{send.data(), recv.data(), b});
+        rank_check_bytes(recv, want, "alltoall");
+        cma_alltoall(net, mem, AlltoallArgs{nullptr, send.data(), b});
+        rank_check_bytes(send, want, "alltoall in place");
+    });
+}
+
+} // namespace
+
+TEST_CASE("cma: every collective, every P, counts 0 to several pieces, in place and not", "[cma][collectives]")
+{
+    for (int P : comm_sizes()) {
+        for (std::size_t count : cma_counts(P)) {
+            if (P > 33 && count > 1000) continue; // 100 threads on 2 cores: keep it short
+            const RunStats stats = run_all(P, count);
+            // The segment's set-up is the only traffic: the data went through process_vm_readv.
+            std::size_t messages = 0;
+            for (std::size_t m : stats.messages_sent) messages += m;
+            CHECK(messages == 3 * std::size_t(P - 1));
+        }
+    }
+}
+
+TEST_CASE("cma: one rank refusing single copy turns it off on every rank, and cma refuses alike", "[cma][fallback]")
+{
+    for (int P : {2, 3, 7}) {
+        for (int refusing : {0, P - 1}) {
+            INFO("P=" << P << ", rank " << refusing << " refuses");
+            std::vector<int> segment(std::size_t(P), -1), single(std::size_t(P), -1), refused(std::size_t(P), 0);
+            const std::size_t count = 300;
+            run_ranks(P, [&](InprocTransport& net) {
+                const auto R = std::size_t(net.rank());
+                segment[R] = shm_setup(net, net.rank() != refusing) ? 1 : 0;
+                single[R] = shm_comm(net)->single_copy() ? 1 : 0;
+                HostMemory mem;
+                Bytes in(count * 4, std::byte{1}), out(count * 4);
+                try {
+                    cma_allreduce(net, mem,
+                                  AllreduceArgs{in.data(), out.data(), count, kernel(LOOM_OP_SUM, LOOM_TYPE_INT32)});
+                } catch (const ShmUnavailable&) {
+                    ++refused[R];
+                }
+                // The segment still serves the shm family.
+                shm_barrier(net, mem, BarrierArgs{});
+            });
+            for (int s : segment) CHECK(s == 1);
+            for (int s : single) CHECK(s == 0);
+            for (int r : refused) CHECK(r == 1);
+        }
+    }
+}
+
+TEST_CASE("cma: a segment whose ranks all allow it has single copy on; one set up on first use, off", "[cma][fallback]")
+{
+    std::vector<int> single(4, -1), first_use(4, -1);
+    run_ranks(4, [&](InprocTransport& net) {
+        shm_setup(net, true);
+        single[std::size_t(net.rank())] = shm_comm(net)->single_copy() ? 1 : 0;
+    });
+    run_ranks(4, [&](InprocTransport& net) {
+        HostMemory mem;
+        shm_barrier(net, mem, BarrierArgs{}); // sets the segment up, as hierarchical's node phases do
+        first_use[std::size_t(net.rank())] = shm_comm(net)->single_copy() ? 1 : 0;
+    });
+    for (int s : single) CHECK(s == 1);
+    for (int s : first_use) CHECK(s == 0);
+}
