@@ -45,11 +45,12 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     auto& c = counters_of(collective);
     // A forced algorithm that cannot serve the communicator hands the call on (its result is
     // still checked): one that needs one node across nodes, equal nodes on unequal ones, a
-    // shared segment where loom may set up none.
+    // shared segment where loom may set up none, single copy where a rank refuses it.
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
     const bool cannot_serve =
-        forced != nullptr && ((forced->needs.same_node && s.nodes > 1) ||
-                              (forced->needs.equal_nodes && !s.equal_nodes) || (forced->needs.segment && !s.segments));
+        forced != nullptr &&
+        ((forced->needs.same_node && s.nodes > 1) || (forced->needs.equal_nodes && !s.equal_nodes) ||
+         (forced->needs.segment && !s.segments) || (forced->needs.single_copy && !s.single_copy));
     if (expect == Expect::served && cannot_serve) expect = Expect::declined;
     if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();

@@ -23,7 +23,7 @@
 namespace check {
 extern int failures;
 extern int cases;
-extern int handed_on; // calls of loom's own choice handed on by a fallback rule (check_harness.cpp)
+extern int handed_on;         // calls of loom's own choice handed on by a fallback rule (check_harness.cpp)
 extern bool counters_checked; // --no-counters clears it
 } // namespace check
 
@@ -102,15 +102,23 @@ int main(int argc, char** argv)
     int max_mib = 1;
     loom::tools::read_loom_control("coll_loom_shm_max_mib", &max_mib);
     const bool segments = max_mib > 0;
+    // coll_loom_single_copy 0 on any rank of a communicator: its segment's probe turns single
+    // copy off on every rank, so a forced cma declines there (tests/integration/on-one-rank
+    // sets it on one rank only: the split communicator without that rank keeps it).
+    int single_copy = 1;
+    loom::tools::read_loom_control("coll_loom_single_copy", &single_copy);
+    int world_single_copy = 0, split_single_copy = 0;
+    MPI_Allreduce(&single_copy, &world_single_copy, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&single_copy, &split_single_copy, 1, MPI_INT, MPI_MIN, split);
     for (const CollectiveChecks& c : kCollectives) {
         const std::string name(loom::to_string(c.collective));
         if (only != nullptr && ("," + std::string(only) + ",").find("," + name + ",") == std::string::npos) continue;
         for (const std::string& forced : forced_names(c.collective)) {
             const std::string algorithm = force(name.c_str(), forced);
             c.check(check::Setting{MPI_COMM_WORLD, rank, size, algorithm, world_nodes, world_nodes * world_most == size,
-                                   segments});
+                                   segments, world_single_copy != 0});
             c.check(check::Setting{split, split_rank, split_size, algorithm, split_nodes,
-                                   split_nodes * split_most == split_size, segments});
+                                   split_nodes * split_most == split_size, segments, split_single_copy != 0});
         }
         force(name.c_str(), "");
     }

@@ -6,7 +6,8 @@
 //     short-lived communicator: loom must make no segment for it);
 //   * MPI_Comm_dup of MPI_COMM_WORLD and 40 allreduces of 1 KiB (past coll_loom_shm_min_calls,
 //     so loom sets up a shared segment, and reuses the pooled ones of earlier cycles);
-//   * every 100th cycle, MPI_Comm_dup with shm forced for allgather (a segment at once).
+//   * every 100th cycle, MPI_Comm_dup with shm forced for allgather (a segment at once), and
+//     50 cycles later one with cma forced for allreduce (single copy: the segment's probe).
 // After a warm-up of 500 cycles this process's resident memory, its open file descriptors and
 // its mappings of loom segments are counted; at the end they must not have grown beyond a
 // small allowance (memory: 1 MiB, for the allocator's own bookkeeping), and the loom segments
@@ -109,14 +110,16 @@ void cycle(int i)
         if (v != root_world) fail("wrong bcast result");
     } else {
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
-        const bool forced = i % 100 == 1;
+        const bool forced = i % 100 == 1, cma = i % 100 == 51;
         if (forced) loom::tools::set_loom_control("coll_loom_allgather_algorithm", "shm");
+        if (cma) loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "cma");
         for (int k = 0; k < 40; ++k) check_allreduce(c, 256);
         std::vector<int> all(std::size_t(size), -1);
         MPI_Allgather(&rank, 1, MPI_INT, all.data(), 1, MPI_INT, c);
         for (int q = 0; q < size; ++q)
             if (all[std::size_t(q)] != q) fail("wrong allgather result");
         if (forced) loom::tools::set_loom_control("coll_loom_allgather_algorithm", "");
+        if (cma) loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "");
     }
     MPI_Comm_free(&c);
 }

@@ -17,7 +17,7 @@
 //   it), or a memfd named "loom-shm" (maps and fds show "/memfd:loom-shm (deleted)"); the
 //   checks know both, so they hold whichever shm_segment.cpp uses.
 //
-//   mpirun ... shm_check [--churn N] [--keep-leaking N] [--pid-dir DIR]
+//   mpirun ... shm_check [--churn N] [--keep-leaking N] [--pid-dir DIR] [--family cma]
 //   mpirun ... shm_check --abort [--pid-dir DIR]           (needs np >= 2)
 //   mpirun ... shm_check --abort-in-setup [--pid-dir DIR]  (needs np >= 2)
 //
@@ -28,6 +28,9 @@
 // is still in /dev/shm, or a memfd still open in rank 0). Either way mpirun must end every
 // rank; shm-leak-check checks that and /dev/shm afterwards.
 // --pid-dir: every rank writes its pid to DIR/rank-<r> (for shm-leak-check).
+// --family cma: the single-copy family forced instead of shm where it exists (allreduce,
+// bcast, allgather(v), reduce_scatter_block; reduce and barrier stay shm), on the same segments;
+// with --abort the other ranks then wait for rank 1 inside cma collectives.
 // --keep-leaking N: does not free N of the churn's communicators (a deliberate leak: the
 // segment check must then fail; shows that it can).
 //
@@ -269,6 +272,8 @@ int main(int argc, char** argv)
             keep_leaking = std::atoi(argv[++i]);
         else if (a == "--pid-dir" && i + 1 < argc)
             pid_dir = argv[++i];
+        else if (a == "--family" && i + 1 < argc)
+            family = argv[++i];
         else if (a == "--abort")
             abort_mode = true;
         else if (a == "--abort-in-setup")

@@ -50,6 +50,8 @@ int check_segments(const std::vector<const Comm*>& live, const std::string& when
 // loom through MPI_T: its counters (MPI_Abort if loom is not loaded), and shm forced for
 // every collective of kCollName.
 void open_counters();
+// Forces `family` ("shm", or "cma" where the registry has it) for every collective.
+extern std::string family;
 void force_shm();
 
 // Size classes: indices into shm_check_calls.cpp's element and byte counts.

@@ -1,9 +1,10 @@
 // shm_check's calls: each collective run with its inputs, checked against references this
 // program computes (never through MPI), and loom's MPI_T counters showing loom served it;
-// shm forced for every collective through MPI_T.
+// shm (or with --family cma, cma where it exists) forced for every collective through MPI_T.
 #include "shm_check.hpp"
 
 #include "loom_mpi_t.hpp"
+#include "registry.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -29,11 +30,18 @@ void open_counters()
         }
 }
 
+std::string family = "shm";
+
 void force_shm()
 {
     for (const char* coll : kCollName) {
         const std::string var = std::string("coll_loom_") + coll + "_algorithm";
-        if (!loom::tools::set_loom_control(var, "shm")) {
+        // The family asked for where the registry has it for this collective, else shm (the
+        // same segment serves both: cma's calls interleave with shm's).
+        std::string name = "shm";
+        for (const loom::Algorithm& a : loom::all_algorithms())
+            if (loom::to_string(a.collective) == coll && a.name == family) name = family;
+        if (!loom::tools::set_loom_control(var, name.c_str())) {
             std::fprintf(stderr, "shm_check FAIL: cannot set %s through MPI_T\n", var.c_str());
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
