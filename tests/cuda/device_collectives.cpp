@@ -494,6 +494,17 @@ int main(int argc, char** argv)
         const unsigned long long served = counters.served() - served0;
         CHECK(served == allreduce_calls, "loom served %llu of the %llu allreduce calls", served, allreduce_calls);
     }
+    if (have_counters && kind != "host") {
+        // Single copy (cma) reads other processes' memory with process_vm_readv, which device
+        // memory is not: forced, every device call is handed on (on host copies), still right.
+        const unsigned long long served1 = counters.served(), declined1 = counters.declined();
+        test_allreduce("cma");
+        done();
+        const unsigned long long cma_calls = allreduce_calls / 8; // one algorithm's calls
+        CHECK(counters.served() == served1 && counters.declined() - declined1 == cma_calls,
+              "with cma forced loom served %llu and declined %llu device allreduce calls, expected 0 and %llu",
+              counters.served() - served1, counters.declined() - declined1, cma_calls);
+    }
     test_holes_and_user_ops();
     done();
 
