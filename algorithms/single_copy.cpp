@@ -127,6 +127,32 @@ void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
     shm.sync(); // nobody reads this rank's output any more
 }
 
+void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
+{
+    ShmComm& shm = single_copy_comm(net);
+    const int P = shm.size(), me = shm.rank();
+    const bool root = me == args.root;
+    const std::size_t es = args.op.elem_size;
+    const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    const BlockPartition part(args.count, P);
+    const std::size_t at = part.begin(me) * es, n = part.length(me);
+    // Every rank reduces its slice: the root into its output, the others into scratch the root
+    // then reads (published as this call's output address).
+    Scratch slice = !root && n != 0 ? mem.scratch(n * es) : no_scratch();
+    std::byte* dst = root ? bytes_of(args.recvbuf) + at : slice.get();
+    exchange_addresses(shm, in, dst);
+    reduce_from_all(shm, mem, args.op, at, in + at, dst, n);
+    shm.sync(); // every slice reduced; every input read
+    if (root) {
+        for (int q = 0; q < P; ++q)
+            if (q != me)
+                read_from(shm, q, peer_buffer(shm, q, 1), bytes_of(args.recvbuf) + part.begin(q) * es,
+                          part.length(q) * es);
+    }
+    shm.publish();                                   // the root: done reading the slices
+    if (!root) shm.wait_for(args.root, shm.phase()); // keep the slice until the root has it
+}
+
 void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
     ShmComm& shm = single_copy_comm(net);

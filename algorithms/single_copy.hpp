@@ -15,6 +15,8 @@
 //                slices of the result: 3 syncs; (P-1)/P S read + (P-1)/P S reduced + (P-1)/P S
 //                read per rank, against shm's S in, (P-1)/P S reduced, S out. Any op: the
 //                slices are reduced in rank order (MPI's order for non-commutative ops).
+//   reduce:      the same slices, then the root reads the others' (from their scratch): 2
+//                syncs; (P-1)/P S read and reduced per rank, (P-1)/P S more read at the root.
 //   reduce_scatter(_block): each rank reduces its own block from the others: 2 syncs.
 //   allgather(v): each reads the P-1 other blocks: 2 syncs; (P-1)/P S read per rank.
 //   bcast:       the others read S from the root: 2 syncs (the root waits for all readers).
@@ -29,6 +31,7 @@
 namespace loom {
 
 void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
+void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
 void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 void cma_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);

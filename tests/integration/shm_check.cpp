@@ -29,7 +29,7 @@
 // rank; shm-leak-check checks that and /dev/shm afterwards.
 // --pid-dir: every rank writes its pid to DIR/rank-<r> (for shm-leak-check).
 // --family cma: the single-copy family forced instead of shm where it exists (allreduce,
-// bcast, allgather(v), reduce_scatter_block; reduce and barrier stay shm), on the same segments;
+// reduce, bcast, allgather(v), reduce_scatter_block; barrier stays shm), on the same segments;
 // with --abort the other ranks then wait for rank 1 inside cma collectives.
 // --keep-leaking N: does not free N of the churn's communicators (a deliberate leak: the
 // segment check must then fail; shows that it can).

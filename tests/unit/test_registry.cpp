@@ -22,7 +22,7 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
     {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
     {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical"}},
-    {Collective::reduce, {"binomial", "halving_doubling", "shm", "hierarchical"}},
+    {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
     {Collective::alltoall, {"bruck", "pairwise", "cma"}},
 };

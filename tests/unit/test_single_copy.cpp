@@ -1,7 +1,8 @@
 // Tests of the single-copy family (cma, single_copy.hpp) through the registry's entries, with
 // P threads of one process as the ranks: process_vm_readv then reads this process's own
 // memory, through the same system call and the same addresses as between processes (the
-// integration tests run it between processes). Every collective at every P of comm_sizes(),
+// integration tests run it between processes). Every collective (reduce to a middle rank too)
+// at every P of comm_sizes(),
 // counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks;
 // then that nothing but the set-up went through messages, and that one rank refusing single
 // copy turns it off on every rank alike.
@@ -74,6 +75,15 @@ RunStats run_all(int P, std::size_t count)
         Bytes minout = mats[R];
         cma_allreduce(net, mem, AllreduceArgs{nullptr, minout.data(), mcount, mm});
         rank_check_bytes(minout, mat_prod, "allreduce matrix product in place", 16);
+        // reduce to a middle rank: int sum out of place, matrices (non-commutative) in place at the root
+        Bytes red(count * 4, std::byte{0x5a});
+        cma_reduce(net, mem, ReduceArgs{ints[R].data(), r == root ? red.data() : nullptr, count, sum, root});
+        if (r == root) rank_check_bytes(red, int_sum, "reduce int32 sum", 4);
+        Bytes mred = mats[R];
+        cma_reduce(
+            net, mem,
+            ReduceArgs{r == root ? nullptr : mats[R].data(), r == root ? mred.data() : nullptr, mcount, mm, root});
+        if (r == root) rank_check_bytes(mred, mat_prod, "reduce matrix product in place at the root", 16);
         // reduce_scatter with uneven blocks, out of place; _block in place (the tail kept)
         Bytes rs(uneven[R] * 4, std::byte{0x5a});
         cma_reduce_scatter(net, mem, ReduceScatterArgs{rs_in[R].data(), rs.data(), uneven, sum});
