@@ -160,10 +160,13 @@ std::vector<Bytes> run(const Algorithm& algo, int P, const Prepare& prepare, std
 
 std::vector<const Algorithm*> runnable(Collective c, bool commutative)
 {
+    // Staged calls are device calls, which the chooser never gives single copy (cma reads
+    // another process's memory with process_vm_readv; device memory cannot be read so).
+    CallShape device_call{2, 0, commutative, 1};
+    device_call.single_copy = false;
     std::vector<const Algorithm*> list;
     for (const Algorithm& a : all_algorithms())
-        if (a.collective == c && !a.needs.topology && !a.needs.power_of_two &&
-            !why_not(a, CallShape{2, 0, commutative, 1}))
+        if (a.collective == c && !a.needs.topology && !a.needs.power_of_two && !why_not(a, device_call))
             list.push_back(&a);
     return list;
 }
