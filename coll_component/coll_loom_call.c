@@ -109,17 +109,19 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
         ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy);
         rc = loom_pml_transport_fini(&transport);
         if (ready < 0) ready = 0;
-        outcome = 0 != (ready & LOOM_SHM_SINGLE_COPY) ? "set up, with single copy (CMA)"
-                  : 0 != ready                        ? "set up, without single copy (CMA refused or disabled)"
-                                                      : "unavailable (a rank could not map it)";
+        outcome = 0 != ready ? "set up" : "unavailable (a rank could not map it)";
     }
     module->single_copy =
         0 != (ready & LOOM_SHM_SINGLE_COPY) && OMPI_SUCCESS == rc ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
     if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
         opal_output(mca_coll_loom_component.output,
-                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it; "
+                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it%s; "
                     "algorithms without one serve instead",
-                    comm->c_name, outcome, module->segment_wanted);
+                    comm->c_name, outcome, module->segment_wanted,
+                    0 == ready ? ""
+                    : LOOM_SINGLE_COPY_ON == module->single_copy
+                        ? ", with single copy (CMA)"
+                        : ", without single copy (CMA refused or coll_loom_single_copy 0)");
     return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
