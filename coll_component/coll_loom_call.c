@@ -90,6 +90,9 @@ static void note_served(const loom_call_t *call, struct ompi_communicator_t *com
 static void note_declined(loom_coll_t coll, struct ompi_communicator_t *comm, const char *why)
 {
     count_call(&mca_coll_loom_component.declined[coll]);
+    /* Not even a call to opal_output_verbose below level 2: a handed-on call pays loom's path on
+     * top of the next component's, and this was a tenth of it (tools/dev/call-instructions). */
+    if (mca_coll_loom_component.verbose < 2) return;
     opal_output_verbose(2, mca_coll_loom_component.output,
                         "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s", loom_coll_name(coll),
                         comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), why);
