@@ -51,9 +51,10 @@ void read_from(const ShmComm& shm, int q, const void* remote, void* local, std::
         const ssize_t n = process_vm_readv(pid, &to, 1, &from, 1, 0);
         if (n > 0) {
             done += std::size_t(n);
-        } else if (n < 0 && errno != EINTR) {
-            throw TransportError(LOOM_ERR_INTERNAL, "cma: process_vm_readv from rank " + std::to_string(q) +
-                                                        " failed: " + std::strerror(errno));
+        } else if (n == 0 || errno != EINTR) { // 0: nothing more can be read there; never spin
+            throw TransportError(LOOM_ERR_INTERNAL,
+                                 "cma: process_vm_readv from rank " + std::to_string(q) +
+                                     " failed: " + (n == 0 ? "no bytes read" : std::strerror(errno)));
         }
     }
 }
