@@ -1,7 +1,7 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
 loom-bench in (a loom job with the plugin of a build tree or the installed one, and a job with
-Open MPI's default selection, loom hidden), one such run with its CSV read back, and size
-formatting. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
+Open MPI's default selection, loom hidden), one such run with its CSV read back, and the rule
+files' size and range text (also for selection_rules/make-default-rules). `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
 import csv
 import os
 import re
@@ -89,9 +89,36 @@ class Jobs:
         return rows, int(nodes.group(1)) if nodes else 0
 
 
+SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
 def size_text(n):
     """A size as rule files write it: 4K, 16M, or plain bytes."""
-    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+    for suffix, unit in reversed(SIZE_UNITS.items()):
         if n >= unit and n % unit == 0:
             return f"{n // unit}{suffix}"
     return str(n)
+
+
+def size_value(text):
+    """size_text's inverse (4K -> 4096); None if `text` is not a size."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text)
+    return int(m.group(1)) * SIZE_UNITS.get(m.group(2), 1) if m else None
+
+
+def range_text(lo, hi):
+    """A rule's bytes column for [lo, hi] (hi None: no upper end): "*", "4K-*", "0-4095"."""
+    if lo == 0 and hi is None:
+        return "*"
+    return f"{size_text(lo)}-{'*' if hi is None else size_text(hi)}"
+
+
+def range_value(text):
+    """range_text's inverse: (lo, hi), hi None for an open end; None if `text` is not a range."""
+    if text == "*":
+        return 0, None
+    lo, _, hi = text.partition("-")
+    lo_v, hi_v = size_value(lo), None if hi == "*" else size_value(hi)
+    if lo_v is None or (hi != "*" and hi_v is None):
+        return None
+    return lo_v, hi_v
