@@ -69,10 +69,11 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
                      std::byte* dst, std::size_t count)
 {
     const int P = shm.size(), me = shm.rank();
-    const std::size_t es = op.elem_size, per = std::max<std::size_t>(1, kPieceBytes / es);
-    Scratch bounce = P > 1 ? mem.scratch(per * es) : no_scratch();
+    const std::size_t es = op.elem_size, per = std::min(count, std::max<std::size_t>(1, kPieceBytes / es));
+    // Buffers of one piece, no more than this call reduces (none for an empty slice).
+    Scratch bounce = P > 1 && per != 0 ? mem.scratch(per * es) : no_scratch();
     // In place, this rank's input is overwritten by the first term: keep it first.
-    const bool keep_mine = mine == dst && me != P - 1;
+    const bool keep_mine = mine == dst && me != P - 1 && per != 0;
     Scratch kept = keep_mine ? mem.scratch(per * es) : no_scratch();
     for (std::size_t off = 0; off < count; off += per) {
         const std::size_t k = std::min(per, count - off), bytes = k * es, pos = at + off * es;
