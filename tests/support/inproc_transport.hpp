@@ -103,5 +103,12 @@ struct RunStats {
     std::vector<std::size_t> messages_sent, bytes_sent, waits;
 };
 RunStats run_ranks(int ranks, const std::function<void(InprocTransport&)>& body);
+// Messages every rank of a run sent, together.
+inline std::size_t total_messages(const RunStats& stats)
+{
+    std::size_t n = 0;
+    for (std::size_t m : stats.messages_sent) n += m;
+    return n;
+}
 
 } // namespace loom::test

@@ -159,9 +159,7 @@ TEST_CASE("shm: every collective on one segment, every P, chunked sizes", "[shm]
             const RunStats stats = run_all(P, count);
             // The set-up is the only traffic: rank 0 sends the name and the verdict to each
             // rank, which answers once. Everything else went through shared memory.
-            std::size_t messages = 0;
-            for (std::size_t m : stats.messages_sent) messages += m;
-            CHECK(messages == 3 * std::size_t(P - 1));
+            CHECK(total_messages(stats) == 3 * std::size_t(P - 1));
         }
     }
 }
@@ -192,9 +190,7 @@ TEST_CASE("shm: without per-communicator state no other algorithm runs under its
             }
         });
         for (int r : refused) CHECK(r == 2);
-        std::size_t messages = 0;
-        for (std::size_t m : stats.messages_sent) messages += m;
-        CHECK(messages == 0);
+        CHECK(total_messages(stats) == 0);
     }
 }
 
@@ -251,9 +247,7 @@ TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and ke
             for (int r : setup) CHECK(r == 0);   // every rank learns it alike
             for (int r : refused) CHECK(r == 3); // and no call runs anything under shm's name
             // Only the set-up's 3 (P-1) messages: nothing else was sent.
-            std::size_t messages = 0;
-            for (std::size_t m : stats.messages_sent) messages += m;
-            CHECK(messages == 3 * std::size_t(P - 1));
+            CHECK(total_messages(stats) == 3 * std::size_t(P - 1));
             CHECK(loom_segments_in_dev_shm() == before); // nothing named in /dev/shm, ever
         }
     }
