@@ -720,6 +720,26 @@ TEST_CASE("a communicator on several nodes carries the leaders' rules; hierarchi
     std::remove(path.c_str());
 }
 
+namespace {
+// loom_choose on an allreduce of `count` 8-byte elements (commutative) on 3 ranks, with the
+// communicator's segment and single-copy state and the buffers' memory kind: the algorithm's
+// name or "(declined)", and whether it wants the segment.
+std::pair<std::string, int> choose_allreduce(void* resolved, std::size_t count, int segment, int single_copy,
+                                             int memory, const char* forced, const char** why)
+{
+    loom_call_t lc{};
+    lc.coll = LOOM_COLL_ALLREDUCE;
+    lc.count = count;
+    lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+    lc.segment = segment;
+    lc.single_copy = single_copy;
+    lc.memory = memory;
+    const char* rule = nullptr;
+    const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
+    return {std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
+}
+} // namespace
+
 TEST_CASE("loom_choose: algorithms that need a shared segment wait for one, and say they want it", "[rules]")
 {
     const TempFile f("loom-rules 1\n"
@@ -730,14 +750,7 @@ TEST_CASE("loom_choose: algorithms that need a shared segment wait for one, and 
     void* resolved = loom_rules_resolve(3, hosts);
     REQUIRE(resolved != nullptr);
     auto choose_with = [&](int segment, const char* forced, const char** why = nullptr) {
-        loom_call_t lc{};
-        lc.coll = LOOM_COLL_ALLREDUCE;
-        lc.count = 1;
-        lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
-        lc.segment = segment;
-        const char* rule = nullptr;
-        const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
-        return std::pair{std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
+        return choose_allreduce(resolved, 1, segment, LOOM_SINGLE_COPY_ON, LOOM_MEMORY_HOST, forced, why);
     };
     // The segment is there: the shm rule serves.
     CHECK(choose_with(LOOM_SEGMENT_READY, "") == std::pair{std::string("shm"), 0});
@@ -769,16 +782,7 @@ TEST_CASE("loom_choose: cma needs the segment and single copy on, and host memor
     void* resolved = loom_rules_resolve(3, hosts);
     REQUIRE(resolved != nullptr);
     auto choose_with = [&](int segment, int single_copy, int memory, const char* forced, const char** why = nullptr) {
-        loom_call_t lc{};
-        lc.coll = LOOM_COLL_ALLREDUCE;
-        lc.count = 1 << 20;
-        lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
-        lc.segment = segment;
-        lc.single_copy = single_copy;
-        lc.memory = memory;
-        const char* rule = nullptr;
-        const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
-        return std::pair{std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
+        return choose_allreduce(resolved, 1 << 20, segment, single_copy, memory, forced, why);
     };
     const int on = LOOM_SINGLE_COPY_ON, off = LOOM_SINGLE_COPY_OFF, host = LOOM_MEMORY_HOST, cuda = LOOM_MEMORY_CUDA;
     CHECK(choose_with(LOOM_SEGMENT_READY, on, host, "") == std::pair{std::string("cma"), 0});
