@@ -36,6 +36,8 @@ typedef struct mca_coll_loom_component_t {
      * own choice). A forced algorithm that cannot serve a call, or does not exist, makes
      * loom decline the call. */
     char *forced[LOOM_COLL_COUNT];
+    int fast_repeats;       /* coll_loom_fast_repeats: repeats of a handed-on call skip the
+                               decision (coll_loom_call.c) */
     size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
@@ -44,7 +46,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_max_mib;        /* coll_loom_shm_max_mib: the largest segment set up; 0: none */
     int single_copy;        /* coll_loom_single_copy: this rank allows CMA (the cma algorithms) */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
-    int rules_strict;       /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
+    bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
      * itself, and calls it handed to the previous component. */
@@ -58,6 +60,17 @@ LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component
 #define LOOM_FOR_EACH_COLLECTIVE(X) \
     X(allgather)                    \
     X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)
+
+/* The arguments of a call that decide whether loom serves it, when its datatypes and op are
+ * predefined (never freed, so their addresses name them for good), and the state of the
+ * communicator it was decided in (segment, single copy). valid: 0 for none. */
+typedef struct loom_repeat {
+    int valid;
+    int count, scount, root, in_place, segment, single_copy;
+    struct ompi_datatype_t *dtype, *sdtype;
+    struct ompi_op_t *op;
+    const char *why;
+} loom_repeat_t;
 
 /* Per-communicator module: the previous component's function and module for every
  * collective loom implements, so loom can hand a call on. */
@@ -98,6 +111,9 @@ typedef struct mca_coll_loom_module_t {
      * 4.1's han calls the communicator's current function when it cannot handle a
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
+    /* Per collective, the last call loom's rules handed on (loom_repeat_*, coll_loom_call.c):
+     * a repeat of it is handed on without being described or chosen again. */
+    loom_repeat_t handed_on[LOOM_COLL_COUNT];
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;

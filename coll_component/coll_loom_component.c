@@ -79,6 +79,15 @@ static int loom_register(void)
         "declined it)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL, &mca_coll_loom_component.verbose);
 
+    mca_coll_loom_component.fast_repeats = 1;
+    (void)mca_base_component_var_register(
+        c, "fast_repeats",
+        "1: a call that repeats the last call of its collective loom handed on (same count, root and "
+        "in-place use, the same predefined datatypes and op) is handed on at once, without being "
+        "described and decided again; 0: every call takes the whole decision path (for diagnosis)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_loom_component.fast_repeats);
+
     mca_coll_loom_component.segment_size = 256 * 1024;
     (void)mca_base_component_var_register(
         c, "segment_size",
@@ -147,9 +156,9 @@ static int loom_register(void)
         "before loom's built-in defaults; a file with errors is reported and not used",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_path);
-    mca_coll_loom_component.rules_strict = 0;
+    mca_coll_loom_component.rules_strict = false;
     (void)mca_base_component_var_register(
-        c, "rules_strict", "1: a rule file with errors aborts the job at MPI_Init instead of being ignored",
+        c, "rules_strict", "true: a rule file with errors aborts the job at MPI_Init instead of being ignored",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_strict);
 

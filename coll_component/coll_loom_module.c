@@ -25,6 +25,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->node_shm = NULL;
     m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));
+    memset(m->handed_on, 0, sizeof(m->handed_on));
 }
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)

@@ -1,0 +1,288 @@
+// repeat_check: a repeated call decides as the full decision path does (coll_loom_fast_repeats).
+//
+// loom hands a repeat of the last call it handed on (same count, root, in-place use, the same
+// predefined datatypes and op) straight on, without describing and deciding it again
+// (coll_component/coll_loom_call.c). This test makes one random sequence of calls - 80
+// cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier and alltoall,
+// counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
+// not, each case often repeated at once or after other collectives - on two duplicates of
+// MPI_COMM_WORLD in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
+// through MPI_T around each call). Both communicators make the same calls in the same order, so
+// their shared segments appear at the same call; loom's MPI_T counters must show the same
+// decision (served or handed on) for every call on both, and every result is checked against a
+// reference computed here. Run it with a rule file that hands some sizes on (rules/repeat.rules)
+// so there are repeats to remember; the test fails if no repeat was handed on or no call served.
+//
+//   mpirun ... repeat_check [--steps 400]
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "loom_mpi_t.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank = 0, size = 1;
+long failures = 0;
+
+void fail(const std::string& what)
+{
+    if (failures++ < 20) std::fprintf(stderr, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
+}
+
+enum Coll { allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall, coll_count };
+const char* const names[coll_count] = {"allreduce", "reduce",  "reduce_scatter_block", "allgather", "bcast",
+                                       "barrier",   "alltoall"};
+
+struct Case {
+    Coll coll;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    int root;
+    bool in_place;
+    std::string text() const
+    {
+        char type_name[MPI_MAX_OBJECT_NAME];
+        int len = 0;
+        MPI_Type_get_name(type, type_name, &len);
+        return std::string(names[coll]) + " count " + std::to_string(count) + " " + type_name +
+               (op == MPI_MAX ? " max" : " sum") + " root " + std::to_string(root) + (in_place ? " in place" : "");
+    }
+};
+
+bool reduces(Coll c) { return c == allreduce || c == reduce || c == reduce_scatter_block; }
+
+// Element i of rank r's input: small integers, exact in every type and under sum.
+int value(int r, long i) { return int((r * 7 + i * 3) % 11) + 1; }
+
+double get(const std::vector<unsigned char>& b, MPI_Datatype t, long i)
+{
+    if (t == MPI_INT) return reinterpret_cast<const int*>(b.data())[i];
+    if (t == MPI_DOUBLE) return reinterpret_cast<const double*>(b.data())[i];
+    if (t == MPI_SHORT) return reinterpret_cast<const short*>(b.data())[i];
+    return reinterpret_cast<const signed char*>(b.data())[i];
+}
+
+void set(std::vector<unsigned char>& b, MPI_Datatype t, long i, int v)
+{
+    if (t == MPI_INT)
+        reinterpret_cast<int*>(b.data())[i] = v;
+    else if (t == MPI_DOUBLE)
+        reinterpret_cast<double*>(b.data())[i] = v;
+    else if (t == MPI_SHORT)
+        reinterpret_cast<short*>(b.data())[i] = short(v);
+    else
+        reinterpret_cast<signed char*>(b.data())[i] = static_cast<signed char>(v);
+}
+
+std::vector<unsigned char> buffer(MPI_Datatype t, long n)
+{
+    int bytes = 0;
+    MPI_Type_size(t, &bytes);
+    return std::vector<unsigned char>(std::size_t(std::max(1L, n * bytes)), 0);
+}
+
+// The reduction of element i over every rank.
+int reduced(const Case& c, long i)
+{
+    int r = value(0, i);
+    for (int q = 1; q < size; ++q) r = c.op == MPI_MAX ? std::max(r, value(q, i)) : r + value(q, i);
+    return r;
+}
+
+// Makes the call on comm and checks its result.
+void call(const Case& c, MPI_Comm comm)
+{
+    const long n = c.count, all = long(size) * n;
+    const void* in_place = MPI_IN_PLACE;
+    auto expect = [&](const std::vector<unsigned char>& b, long i, int want) {
+        if (get(b, c.type, i) != want)
+            fail(c.text() + ": element " + std::to_string(i) + " is " + std::to_string(get(b, c.type, i)) +
+                 ", expected " + std::to_string(want));
+    };
+    switch (c.coll) {
+    case allreduce: {
+        auto send = buffer(c.type, n), recv = buffer(c.type, n);
+        for (long i = 0; i < n; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
+        MPI_Allreduce(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
+        for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
+        break;
+    }
+    case reduce: {
+        const bool root = rank == c.root, here = c.in_place && root;
+        auto send = buffer(c.type, n), recv = buffer(c.type, n);
+        for (long i = 0; i < n; ++i) set(here ? recv : send, c.type, i, value(rank, i));
+        MPI_Reduce(here ? in_place : send.data(), recv.data(), c.count, c.type, c.op, c.root, comm);
+        if (root)
+            for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
+        break;
+    }
+    case reduce_scatter_block: {
+        auto send = buffer(c.type, all), recv = buffer(c.type, c.in_place ? all : n);
+        for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
+        MPI_Reduce_scatter_block(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
+        for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, rank * n + i));
+        break;
+    }
+    case allgather: {
+        auto send = buffer(c.type, n), recv = buffer(c.type, all);
+        for (long i = 0; i < n; ++i)
+            set(c.in_place ? recv : send, c.type, (c.in_place ? rank * n : 0) + i, value(rank, i));
+        if (c.in_place)
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
+        else
+            MPI_Allgather(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
+        for (int q = 0; q < size; ++q)
+            for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, i));
+        break;
+    }
+    case bcast: {
+        auto b = buffer(c.type, n);
+        if (rank == c.root)
+            for (long i = 0; i < n; ++i) set(b, c.type, i, value(c.root, i));
+        MPI_Bcast(b.data(), c.count, c.type, c.root, comm);
+        for (long i = 0; i < n; ++i) expect(b, i, value(c.root, i));
+        break;
+    }
+    case barrier: MPI_Barrier(comm); break;
+    case alltoall: {
+        auto send = buffer(c.type, all), recv = buffer(c.type, all);
+        for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
+        if (c.in_place)
+            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
+        else
+            MPI_Alltoall(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
+        for (int q = 0; q < size; ++q)
+            for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, rank * n + i));
+        break;
+    }
+    case coll_count: break;
+    }
+}
+
+// The cases, the same on every rank (a fixed seed): 20 random ones, each followed by three
+// variants that differ in one argument (the datatype, the count, the root or in-place use),
+// so that calls alike but for one argument meet each other.
+std::vector<Case> make_cases(std::mt19937& rng)
+{
+    const int counts[] = {0, 1, 2, 5, 16, 64, 300, 2048, 30000};
+    const MPI_Datatype reduction_types[] = {MPI_INT, MPI_DOUBLE, MPI_SHORT};
+    const MPI_Datatype movement_types[] = {MPI_INT, MPI_DOUBLE, MPI_SIGNED_CHAR};
+    auto type_for = [&](Coll coll) { return reduces(coll) ? reduction_types[rng() % 3] : movement_types[rng() % 3]; };
+    std::vector<Case> cases;
+    for (int k = 0; k < 20; ++k) {
+        Case c{};
+        c.coll = Coll(rng() % coll_count);
+        c.count = c.coll == barrier ? 0 : counts[rng() % std::size(counts)];
+        c.type = c.coll == barrier ? MPI_INT : type_for(c.coll); // barrier: unused
+        c.op = reduces(c.coll) ? (rng() % 2 ? MPI_MAX : MPI_SUM) : MPI_OP_NULL;
+        c.root = (c.coll == reduce || c.coll == bcast) && rng() % 2 ? size - 1 : 0;
+        c.in_place = c.coll != bcast && c.coll != barrier && rng() % 3 == 0;
+        cases.push_back(c);
+        for (int v = 0; v < 3; ++v) {
+            Case d = c;
+            if (c.coll == barrier) {
+            } else if (v == 0) {
+                d.type = type_for(c.coll);
+            } else if (v == 1) {
+                d.count = counts[rng() % std::size(counts)];
+            } else if (c.coll == reduce || c.coll == bcast) {
+                d.root = size - 1 - c.root;
+            } else if (c.coll != bcast) {
+                d.in_place = !c.in_place;
+            }
+            cases.push_back(d);
+        }
+    }
+    return cases;
+}
+
+const char* outcome(int decided) { return decided > 0 ? "served" : decided == 0 ? "handed on" : "not reached"; }
+
+void set_fast_repeats(int on)
+{
+    if (!loom::tools::set_loom_control("coll_loom_fast_repeats", &on)) fail("cannot write coll_loom_fast_repeats");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int steps = 400;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+
+    loom::tools::LoomCounters counters[coll_count];
+    for (int c = 0; c < coll_count; ++c)
+        if (!counters[c].open(names[c])) {
+            std::fprintf(stderr, "repeat_check: loom is not loaded\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    // 1 if loom served the call, 0 if it handed it on, -1 if the call never reached a
+    // collective component (Open MPI returns at once from a call with no data).
+    auto decided = [&](const Case& c, MPI_Comm comm) {
+        const unsigned long long served = counters[c.coll].served(), declined = counters[c.coll].declined();
+        call(c, comm);
+        const unsigned long long ds = counters[c.coll].served() - served, dd = counters[c.coll].declined() - declined;
+        if (ds + dd == 0 && c.count == 0 && c.coll != barrier) return -1;
+        if (ds + dd != 1) fail(c.text() + ": the counters moved by " + std::to_string(ds + dd) + " for one call");
+        return int(ds);
+    };
+
+    std::mt19937 rng(20261126);
+    const std::vector<Case> cases = make_cases(rng);
+    MPI_Comm fast, full;
+    MPI_Comm_dup(MPI_COMM_WORLD, &fast);
+    MPI_Comm_dup(MPI_COMM_WORLD, &full);
+
+    long served = 0, handed_on = 0, repeats_handed_on = 0;
+    int last_case[coll_count], last_served[coll_count];
+    std::fill(std::begin(last_case), std::end(last_case), -1);
+    std::fill(std::begin(last_served), std::end(last_served), -1);
+    int k = int(rng() % cases.size());
+    for (int step = 0; step < steps; ++step) {
+        // Half the steps repeat the case before, so repeats meet the memo directly and after
+        // other collectives; a quarter take a variant of it.
+        const unsigned pick = rng() % 4;
+        if (pick == 2) k = k / 4 * 4 + int(rng() % 4);
+        if (pick == 3) k = int(rng() % cases.size());
+        const Case& c = cases[std::size_t(k)];
+        set_fast_repeats(1);
+        const int on_fast = decided(c, fast);
+        set_fast_repeats(0);
+        const int on_full = decided(c, full);
+        set_fast_repeats(1);
+        if (on_fast != on_full)
+            fail("step " + std::to_string(step) + ", " + c.text() + ": " + outcome(on_fast) +
+                 " with coll_loom_fast_repeats 1 but " + outcome(on_full) + " with 0");
+        if (on_fast < 0) continue;
+        (on_fast ? served : handed_on) += 1;
+        if (!on_fast && last_case[c.coll] == k && last_served[c.coll] == 0) ++repeats_handed_on;
+        last_case[c.coll] = k;
+        last_served[c.coll] = on_fast;
+    }
+    if (served == 0) fail("loom served no call: the test proves nothing");
+    if (repeats_handed_on == 0) fail("no repeat of a handed-on call was made: the test proves nothing");
+
+    MPI_Comm_free(&fast);
+    MPI_Comm_free(&full);
+    long all_failures = 0;
+    MPI_Reduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        std::printf("repeat_check np=%d: %d steps over %zu cases, each on two communicators; served %ld, handed on "
+                    "%ld (%ld of them repeats of the call handed on before); %ld failures\n",
+                    size, steps, cases.size(), served, handed_on, repeats_handed_on, all_failures);
+    MPI_Finalize();
+    return all_failures == 0 ? 0 : 1;
+}
