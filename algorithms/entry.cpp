@@ -4,6 +4,7 @@
 // an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
+#include "guarded.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
 #include "shm.hpp"
@@ -56,21 +57,6 @@ private:
 };
 
 Reduction to_reduction(const loom_reduction_t& r) { return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx}; }
-
-template <class F>
-int guarded(F&& body)
-{
-    try {
-        body();
-        return LOOM_SUCCESS;
-    } catch (const TransportError& e) {
-        return e.code();
-    } catch (const std::bad_alloc&) {
-        return LOOM_ERR_NO_MEMORY;
-    } catch (...) {
-        return LOOM_ERR_INTERNAL;
-    }
-}
 
 } // namespace
 } // namespace loom

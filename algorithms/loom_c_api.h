@@ -39,6 +39,10 @@ typedef struct loom_transport {
     /* Like shared_state, for the shared-memory phases of hierarchical algorithms on the ranks
      * of this rank's node (NULL: none); free with loom_shm_release() as well. */
     void **node_shared_state;
+    /* Resumable operations (loom_resumable_*) only: 1 if every operation posted since the
+     * last call completed (and is released), 0 if not yet, else an error code; never blocks.
+     * NULL for a blocking call, which uses wait_all. */
+    int (*test_all)(void *ctx);
 } loom_transport_t;
 
 /* ---- Topology (topology/topology.hpp) ---- */
@@ -162,6 +166,8 @@ typedef struct loom_call {
                                16-bit integers) */
     int memory;             /* LOOM_MEMORY_HOST or LOOM_MEMORY_CUDA: where this rank's buffers
                              are, for the rules' memory= key (every rank must pass the same) */
+    int form;               /* LOOM_FORM_*: how it was called, for rules that name a form
+                             (iallreduce, allreduce_init) */
     void *copier;           /* LOOM_MEMORY_CUDA: the loom::AsyncCopier loom_run stages the
                              buffers through (algorithms/staging.hpp); NULL: run in place */
     size_t staging_bytes;   /* segment size of that staging pipeline; 0: its default */
@@ -175,6 +181,8 @@ typedef struct loom_call {
 
 /* Memory kinds of loom_call_t.memory. */
 enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
+/* loom_call_t.form: MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init. */
+enum { LOOM_FORM_BLOCKING = 0, LOOM_FORM_NONBLOCKING = 1, LOOM_FORM_PERSISTENT = 2 };
 
 /* States of loom_call_t.segment. READY is 0, so a call that says nothing (tools, tests)
  * describes a communicator whose segment is there. */
@@ -246,6 +254,24 @@ void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t b
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);
+
+/* ---- Resumable operations (resumable.cpp): non-blocking and persistent collectives ---- */
+
+/* One collective call run as a resumable operation: the algorithm's unchanged function on a
+ * fiber of its own (fiber.hpp), which pauses wherever the blocking path would wait (the
+ * transport's test_all says not yet; a wait on shared memory) and goes on when resumed. */
+typedef struct loom_resumable loom_resumable_t;
+/* An operation that will run call->chosen (loom_choose's choice) over *transport, both
+ * copied (the transport's ctx and the call's buffers must outlive the operation); host
+ * memory only. NULL if out of memory. It does not start until loom_resumable_resume. */
+loom_resumable_t *loom_resumable_create(const loom_transport_t *transport, const loom_call_t *call);
+/* Runs the operation until it must wait or ends: 1 if it ended (*rc: LOOM_SUCCESS or an
+ * error code), 0 if it is still running. */
+int loom_resumable_resume(loom_resumable_t *op, int *rc);
+/* Frees an operation that ended, or never started. */
+void loom_resumable_free(loom_resumable_t *op);
+/* The virtual memory of one operation's stack (mapped on demand: only touched pages cost). */
+size_t loom_resumable_stack_bytes(void);
 
 #ifdef __cplusplus
 }

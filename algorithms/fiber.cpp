@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace loom::sim {
+namespace loom {
 namespace {
 thread_local Fiber* current = nullptr;
 
@@ -90,4 +90,4 @@ void Fiber::yield()
     swapcontext(&self->context_, &self->caller_);
 }
 
-} // namespace loom::sim
+} // namespace loom

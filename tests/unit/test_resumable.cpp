@@ -1,0 +1,341 @@
+// Resumable operations (algorithms/resumable.cpp, loom_resumable_* in loom_c_api.h), the core
+// of the non-blocking collectives, through the C interface the glue uses: every rank of a
+// communicator runs several operations at once on one thread, each over a transport that never
+// blocks (a receive completes only when test_all finds its message, so an algorithm that read
+// a buffer before waiting would see stale data), resumed round-robin in an order that differs
+// between ranks (so operations complete in different orders on different ranks). Every
+// algorithm that can run without a shared segment, for every collective, P of 1..9 and a few
+// larger, counts 1, small, odd and large, in place and not; results equal the same algorithm
+// run directly (run_call on the blocking in-process transport).
+#include "registry.hpp"
+#include "test_support.hpp"
+
+#include "loom_catch.hpp"
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace loom;
+using namespace loom::test;
+
+namespace {
+
+// ---- a non-blocking fabric for P ranks on one thread ----
+
+struct Fabric {
+    std::map<std::tuple<int, int, int>, std::deque<Bytes>> queues; // (from, to, tag): messages in order
+};
+
+// One rank's end of one operation (its tag).
+struct End {
+    Fabric* fabric;
+    int rank, size, tag;
+    struct Recv {
+        int peer;
+        std::byte* buf;
+        std::size_t bytes;
+        bool done;
+    };
+    std::vector<Recv> pending;
+    bool truncated = false;
+};
+
+int end_isend(void* ctx, int peer, const void* buf, std::size_t bytes)
+{
+    auto* e = static_cast<End*>(ctx);
+    const auto* p = static_cast<const std::byte*>(buf);
+    e->fabric->queues[{e->rank, peer, e->tag}].emplace_back(p, p + bytes); // buffered at once
+    return 0;
+}
+
+int end_irecv(void* ctx, int peer, void* buf, std::size_t bytes)
+{
+    static_cast<End*>(ctx)->pending.push_back({peer, static_cast<std::byte*>(buf), bytes, false});
+    return 0;
+}
+
+// Receives match in the order they were posted per peer (MPI's non-overtaking rule).
+int end_test_all(void* ctx)
+{
+    auto* e = static_cast<End*>(ctx);
+    bool all = true;
+    std::vector<int> blocked;
+    for (End::Recv& r : e->pending) {
+        if (r.done) continue;
+        auto& q = e->fabric->queues[{r.peer, e->rank, e->tag}];
+        if (q.empty() || std::find(blocked.begin(), blocked.end(), r.peer) != blocked.end()) {
+            blocked.push_back(r.peer);
+            all = false;
+            continue;
+        }
+        if (q.front().size() != r.bytes) e->truncated = true;
+        std::memcpy(r.buf, q.front().data(), std::min(r.bytes, q.front().size()));
+        q.pop_front();
+        r.done = true;
+    }
+    if (!all) return 0;
+    e->pending.clear();
+    return 1;
+}
+
+int must_not_block(void*) { return LOOM_ERR_INTERNAL; }
+
+// ---- the calls ----
+
+struct RankCall {
+    Bytes send, recv;
+    bool in_place = false;
+    std::vector<std::size_t> counts;
+    loom_call_t call{};
+    std::size_t keep = ~std::size_t(0); // bytes of recv that are the result
+};
+
+const Reduction int_sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+
+// Rank r's call number k of collective c on P ranks: count and in-place use vary with k.
+RankCall prepare(Collective c, int r, int P, int k)
+{
+    const std::size_t n = std::vector<std::size_t>{1, 7, 97, 3001}[std::size_t(k) % 4];
+    const bool in_place = k % 2 == 1;
+    RankCall rc;
+    rc.call.coll = static_cast<loom_coll_t>(c);
+    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx};
+    auto set_in_place = [&] {
+        rc.in_place = in_place;
+        if (in_place) rc.recv = rc.send;
+    };
+    switch (c) {
+    case Collective::allreduce:
+    case Collective::reduce: {
+        const int root = (k + 1) % P;
+        rc.call.count = n;
+        rc.call.root = root;
+        rc.send = as_bytes(rank_input<std::int32_t>(r, n, std::size_t(k)));
+        const bool result = c == Collective::allreduce || r == root;
+        if (result) rc.recv = Bytes(n * 4, std::byte{0x5a});
+        if (result) set_in_place();
+        break;
+    }
+    case Collective::reduce_scatter:
+    case Collective::reduce_scatter_block: {
+        rc.counts.assign(std::size_t(P), n);
+        if (c == Collective::reduce_scatter)
+            for (int i = 0; i < P; ++i) rc.counts[std::size_t(i)] = std::size_t(i % 3) * n / 2 + 1;
+        const std::size_t all = std::accumulate(rc.counts.begin(), rc.counts.end(), std::size_t(0));
+        rc.send = as_bytes(rank_input<std::int32_t>(r, all, std::size_t(k)));
+        rc.recv = Bytes(rc.counts[std::size_t(r)] * 4, std::byte{0x5a});
+        rc.keep = rc.counts[std::size_t(r)] * 4;
+        set_in_place();
+        break;
+    }
+    case Collective::allgather:
+    case Collective::allgatherv: {
+        rc.counts.assign(std::size_t(P), n);
+        if (c == Collective::allgatherv)
+            for (int i = 0; i < P; ++i) rc.counts[std::size_t(i)] = std::size_t(i % 4) * n / 3;
+        const std::size_t all = std::accumulate(rc.counts.begin(), rc.counts.end(), std::size_t(0));
+        std::size_t own = 0;
+        for (int i = 0; i < r; ++i) own += rc.counts[std::size_t(i)];
+        rc.send = pattern(r, rc.counts[std::size_t(r)], std::size_t(k));
+        rc.recv = Bytes(all, std::byte{0x5a});
+        rc.in_place = in_place;
+        if (in_place) std::copy(rc.send.begin(), rc.send.end(), rc.recv.begin() + std::ptrdiff_t(own));
+        break;
+    }
+    case Collective::bcast: {
+        const int root = (k + 2) % P;
+        rc.call.count = n;
+        rc.call.root = root;
+        rc.recv = r == root ? pattern(root, n, std::size_t(k)) : Bytes(n, std::byte{0});
+        rc.in_place = true;
+        break;
+    }
+    case Collective::barrier: break;
+    case Collective::alltoall:
+        rc.call.count = n;
+        rc.send = pattern(r, n * std::size_t(P), std::size_t(k));
+        rc.recv = Bytes(n * std::size_t(P), std::byte{0x5a});
+        set_in_place();
+        break;
+    }
+    return rc;
+}
+
+void point_at_buffers(RankCall& rc, const Algorithm& algo)
+{
+    rc.call.counts = rc.counts.empty() ? nullptr : rc.counts.data();
+    rc.call.sbuf = rc.in_place ? nullptr : rc.send.data();
+    rc.call.rbuf = rc.recv.empty() ? nullptr : rc.recv.data();
+    rc.call.chosen = &algo;
+}
+
+Bytes result(const RankCall& rc)
+{
+    return Bytes(rc.recv.begin(), rc.recv.begin() + std::ptrdiff_t(std::min(rc.keep, rc.recv.size())));
+}
+
+// Each rank's results of calls 0..K-1, run one after the other on the blocking transport.
+std::vector<std::vector<Bytes>> run_directly(Collective c, const Algorithm& algo, int P, int K)
+{
+    std::vector<std::vector<Bytes>> out(std::size_t(P), std::vector<Bytes>(std::size_t(K), Bytes{}));
+    run_ranks(P, [&](InprocTransport& net) {
+        for (int k = 0; k < K; ++k) {
+            RankCall rc = prepare(c, net.rank(), P, k);
+            point_at_buffers(rc, algo);
+            HostMemory mem;
+            run_call(algo, net, mem, rc.call);
+            out[std::size_t(net.rank())][std::size_t(k)] = result(rc);
+        }
+    });
+    return out;
+}
+
+struct ResumableRun {
+    std::vector<std::vector<Bytes>> results;
+    std::size_t resumptions = 0;
+    bool stuck = false, failed = false, truncated = false;
+};
+
+// The same calls all started at once as resumable operations on every rank, resumed
+// round-robin: rank r goes through its operations starting at r % K, odd ranks backwards.
+ResumableRun run_resumable(Collective c, const Algorithm& algo, int P, int K)
+{
+    Fabric fabric;
+    std::vector<RankCall> calls;
+    std::vector<End> ends;
+    calls.reserve(std::size_t(P * K));
+    ends.reserve(std::size_t(P * K));
+    std::vector<loom_resumable_t*> ops;
+    for (int r = 0; r < P; ++r)
+        for (int k = 0; k < K; ++k) {
+            calls.push_back(prepare(c, r, P, k));
+            point_at_buffers(calls.back(), algo);
+            ends.push_back(End{&fabric, r, P, k, {}});
+            const loom_transport_t t{&ends.back(), r,       P,       end_isend, end_irecv,   must_not_block,
+                                     nullptr,      nullptr, nullptr, nullptr,   end_test_all};
+            ops.push_back(loom_resumable_create(&t, &calls.back().call));
+            REQUIRE(ops.back() != nullptr);
+        }
+    ResumableRun run;
+    std::size_t running = ops.size();
+    for (std::size_t sweep = 0; running > 0; ++sweep) {
+        if (sweep > 100000) {
+            run.stuck = true;
+            break;
+        }
+        for (int r = 0; r < P; ++r)
+            for (int j = 0; j < K; ++j) {
+                const int k = r % 2 == 0 ? (r + j) % K : (r + K - j) % K;
+                loom_resumable_t*& op = ops[std::size_t(r * K + k)];
+                if (op == nullptr) continue;
+                int rc = 0;
+                ++run.resumptions;
+                if (loom_resumable_resume(op, &rc) == 0) continue;
+                if (rc != LOOM_SUCCESS) run.failed = true;
+                loom_resumable_free(op);
+                op = nullptr;
+                --running;
+            }
+    }
+    for (loom_resumable_t* op : ops)
+        if (op != nullptr) loom_resumable_free(op); // only after a failure: leaks its stack's frames
+    run.results.assign(std::size_t(P), std::vector<Bytes>(std::size_t(K)));
+    for (int r = 0; r < P; ++r)
+        for (int k = 0; k < K; ++k) run.results[std::size_t(r)][std::size_t(k)] = result(calls[std::size_t(r * K + k)]);
+    for (const End& e : ends) run.truncated = run.truncated || e.truncated;
+    return run;
+}
+
+// The algorithms of c that need no shared segment, single copy or node map, on P ranks.
+std::vector<const Algorithm*> resumable_algorithms(Collective c, int P)
+{
+    CallShape shape{P, 4096, true, 1, P};
+    shape.segment = false;
+    shape.single_copy = false;
+    shape.element_bytes = 4;
+    std::vector<const Algorithm*> list;
+    for (const Algorithm& a : all_algorithms())
+        if (a.collective == c && !a.needs.topology && !why_not(a, shape)) list.push_back(&a);
+    return list;
+}
+
+void check_collective(Collective c)
+{
+    const int K = 4;
+    std::size_t algorithms = 0;
+    for (int P : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
+        for (const Algorithm* algo : resumable_algorithms(c, P)) {
+            ++algorithms;
+            INFO(to_string(c) << " " << algo->name << ", P " << P << ", " << K << " operations per rank at once");
+            const auto direct = run_directly(c, *algo, P, K);
+            const ResumableRun run = run_resumable(c, *algo, P, K);
+            REQUIRE_FALSE(run.stuck);
+            REQUIRE_FALSE(run.failed);
+            CHECK_FALSE(run.truncated);
+            for (int r = 0; r < P; ++r)
+                for (int k = 0; k < K; ++k) {
+                    INFO("rank " << r << ", operation " << k);
+                    CHECK(first_difference(run.results[std::size_t(r)][std::size_t(k)],
+                                           direct[std::size_t(r)][std::size_t(k)]) == "");
+                }
+            // Operations that send anything pause at least once (P > 1): they really resumed.
+            if (P > 1) CHECK(run.resumptions > std::size_t(P * K));
+        }
+    }
+    CHECK(algorithms > 0);
+}
+
+} // namespace
+
+TEST_CASE("resumable: allreduce, every algorithm without a segment, several at once", "[resumable]")
+{
+    check_collective(Collective::allreduce);
+}
+
+TEST_CASE("resumable: reduce, several at once to different roots", "[resumable]")
+{
+    check_collective(Collective::reduce);
+}
+
+TEST_CASE("resumable: reduce_scatter and reduce_scatter_block", "[resumable]")
+{
+    check_collective(Collective::reduce_scatter);
+    check_collective(Collective::reduce_scatter_block);
+}
+
+TEST_CASE("resumable: allgather and allgatherv", "[resumable]")
+{
+    check_collective(Collective::allgather);
+    check_collective(Collective::allgatherv);
+}
+
+TEST_CASE("resumable: bcast from different roots, barrier, alltoall", "[resumable]")
+{
+    check_collective(Collective::bcast);
+    check_collective(Collective::barrier);
+    check_collective(Collective::alltoall);
+}
+
+TEST_CASE("resumable: refused without test_all, and for staged (device) calls", "[resumable]")
+{
+    const Algorithm* ring = find_algorithm(Collective::allreduce, "ring");
+    REQUIRE(ring != nullptr);
+    End e{nullptr, 0, 1, 0, {}};
+    loom_transport_t t{&e, 0, 1, end_isend, end_irecv, must_not_block, nullptr, nullptr, nullptr, nullptr, nullptr};
+    loom_call_t call{};
+    call.coll = LOOM_COLL_ALLREDUCE;
+    call.chosen = ring;
+    CHECK(loom_resumable_create(&t, &call) == nullptr);
+    t.test_all = end_test_all;
+    int copier = 0;
+    call.copier = &copier;
+    CHECK(loom_resumable_create(&t, &call) == nullptr);
+    call.copier = nullptr;
+    call.chosen = nullptr;
+    CHECK(loom_resumable_create(&t, &call) == nullptr);
+}
