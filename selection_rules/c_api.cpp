@@ -51,6 +51,7 @@ struct MemoKey {
     bool single_copy;
     bool commutative;
     bool keep_from_open_mpi;
+    int form;
     bool operator==(const MemoKey&) const = default;
 };
 
@@ -148,7 +149,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                           segment_state(call->segment),
                           call->single_copy == LOOM_SINGLE_COPY_ON,
                           !reduces(c) || call->op.commutative != 0,
-                          call->keep_from_open_mpi != 0};
+                          call->keep_from_open_mpi != 0,
+                          call->form};
         Memo& memo = handle->last[std::size_t(c)];
         if (!memo.valid || !(memo.key == key)) {
             const rules::Resolved& tables = *handle->tables;
@@ -161,6 +163,9 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
             facts.ompi_major = tables.ompi_major;
             facts.memory = key.memory;
             facts.commutative = key.commutative;
+            facts.form = key.form == LOOM_FORM_NONBLOCKING  ? rules::Form::nonblocking
+                         : key.form == LOOM_FORM_PERSISTENT ? rules::Form::persistent
+                                                            : rules::Form::blocking;
             facts.element_bytes = key.element_bytes;
             facts.keep_from_open_mpi = key.keep_from_open_mpi;
             facts.segment = key.segment;

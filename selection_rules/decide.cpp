@@ -19,7 +19,7 @@ const Candidate* walk(const Resolved& tables, const CallFacts& c, bool fallback_
     for (const Candidate& cand : tables.candidates[std::size_t(c.collective)]) {
         const Rule& rule = *cand.rule;
         if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
-            (rule.commutative && *rule.commutative != c.commutative)) {
+            (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form)) {
             if (trace) trace->push_back({&rule, "does not match"});
             continue;
         }
@@ -75,6 +75,7 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
     leaders.ranks_per_node = 1;
     leaders.ompi_major = c.ompi_major;
     leaders.commutative = c.commutative;
+    leaders.form = c.form;
     leaders.element_bytes = c.element_bytes;
     leaders.keep_from_open_mpi = true;
     leaders.segment = SegmentState::none;
@@ -131,6 +132,7 @@ CallFacts facts_of(const Call& call)
     f.ompi_major = call.ompi_major;
     f.memory = call.memory;
     f.commutative = call.commutative;
+    f.form = call.form;
     f.keep_from_open_mpi = !call.fallback_allowed;
     f.segment = call.segment ? SegmentState::ready : SegmentState::none;
     return f;
@@ -147,6 +149,7 @@ Call call_of(const CallFacts& f)
     call.ompi_major = f.ompi_major;
     call.memory = f.memory;
     call.commutative = f.commutative;
+    call.form = f.form;
     call.fallback_allowed = !f.keep_from_open_mpi;
     call.segment = f.segment == SegmentState::ready;
     return call;

@@ -39,6 +39,7 @@ struct CallFacts {
     int ompi_major = 0;     // the Open MPI's major version (0: unknown); the tables are narrowed to it
     MemoryKind memory = MemoryKind::host;
     bool commutative = true;         // the op's (true for collectives that do not reduce)
+    Form form = Form::blocking;      // how it was called (rules may name a form: iallreduce)
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
     bool keep_from_open_mpi = false; // handing on would change the answer
     SegmentState segment = SegmentState::ready;

@@ -102,10 +102,16 @@ private:
     bool failed_ = false;
 };
 
-std::vector<std::string_view> collective_names()
+// Every name a rule may give a collective: each collective in each form.
+const std::vector<std::string>& collective_names()
 {
-    std::vector<std::string_view> names;
-    for (int c = 0; c < kCollectiveCount; ++c) names.push_back(to_string(Collective(c)));
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (std::optional<Form> f :
+             {std::optional<Form>{}, std::optional<Form>{Form::nonblocking}, std::optional<Form>{Form::persistent}})
+            for (int c = 0; c < kCollectiveCount; ++c) n.push_back(form_name(Collective(c), f));
+        return n;
+    }();
     return names;
 }
 
@@ -282,14 +288,25 @@ ParseResult parse(std::string_view text, std::string_view file)
         Rule rule;
         rule.line = line_number;
         rule.source = std::string(file) + ":" + std::to_string(line_number);
-        const auto names = collective_names();
+        const auto& names = collective_names();
         const auto found = std::find(names.begin(), names.end(), t[0].text);
         if (found == names.end()) {
-            p.error(t[0].column,
-                    "unknown collective '" + std::string(t[0].text) + "'" + did_you_mean(t[0].text, names));
+            const std::vector<std::string_view> views(names.begin(), names.end());
+            const std::string near = nearest(t[0].text, views);
+            const std::vector<std::string_view> plain(views.begin(), views.begin() + kCollectiveCount);
+            p.error(t[0].column, "unknown collective '" + std::string(t[0].text) + "'" +
+                                     (near.empty() ? " (valid: " + join(plain) +
+                                                         "; iNAME for non-blocking calls only, NAME_init for "
+                                                         "persistent ones)"
+                                                   : "; did you mean '" + near + "'?"));
             continue;
         }
-        rule.collective = Collective(found - names.begin());
+        const auto index = int(found - names.begin());
+        rule.collective = Collective(index % kCollectiveCount);
+        if (index >= 2 * kCollectiveCount)
+            rule.form = Form::persistent;
+        else if (index >= kCollectiveCount)
+            rule.form = Form::nonblocking;
         if (auto r = p.range(t[1].text, t[1].column, false)) rule.ranks = *r;
         if (auto r = p.range(t[2].text, t[2].column, true)) rule.bytes = *r;
         rule.algorithm = std::string(t[3].text);
@@ -352,7 +369,8 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             const Rule& a = rules[i];
             if (a.collective != b.collective || !a.ranks.covers(b.ranks) || !a.bytes.covers(b.bytes)) continue;
             if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) || !covers(a.ompi, b.ompi) ||
-                !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative))
+                !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative) ||
+                !covers_value(a.form, b.form))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
             // algorithm that serves every call it matches shadows the later rule. A fallback
@@ -415,7 +433,16 @@ bool matches(const Rule& rule, const Call& call)
     if (rule.ompi && (call.ompi_major == 0 || !rule.ompi->contains(std::uint64_t(call.ompi_major)))) return false;
     if (rule.memory && *rule.memory != call.memory) return false;
     if (rule.commutative && *rule.commutative != call.commutative) return false;
+    if (rule.form && *rule.form != call.form) return false;
     return true;
+}
+
+std::string form_name(Collective c, std::optional<Form> form)
+{
+    const std::string name(to_string(c));
+    if (form == Form::nonblocking) return "i" + name;
+    if (form == Form::persistent) return name + "_init";
+    return name;
 }
 
 std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates)

@@ -37,6 +37,13 @@ struct Range {
 
 enum class MemoryKind { host, cuda };
 
+// How a collective was called: MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init. A rule
+// names the form with the collective: "allreduce" matches every form, "iallreduce" only
+// non-blocking calls, "allreduce_init" only persistent requests.
+enum class Form { blocking, nonblocking, persistent };
+// "allreduce", "iallreduce", "allreduce_init".
+std::string form_name(Collective c, std::optional<Form> form);
+
 // The algorithm name, valid for every collective, of a rule that hands its calls to Open MPI's
 // next component (normally tuned) instead of running one of loom's algorithms.
 constexpr std::string_view kFallback = "fallback";
@@ -51,6 +58,7 @@ struct Rule {
     std::optional<Range> ranks_per_node;
     std::optional<MemoryKind> memory;
     std::optional<bool> commutative;
+    std::optional<Form> form; // from the collective's name; absent: every form
     // The major version of the Open MPI the plugin runs in (4, 5): Open MPI's own choices,
     // which fallback rules hand calls to, differ between versions.
     std::optional<Range> ompi;
@@ -115,6 +123,7 @@ struct Call {
     int ranks_per_node = 0; // 0: unknown
     MemoryKind memory = MemoryKind::host;
     bool commutative = true;
+    Form form = Form::blocking;
     // false: a fallback rule is passed over, because Open MPI's own kernel gets this
     // reduction wrong (4.1's AVX SUM saturates 8- and 16-bit integers; loom's kernels wrap,
     // as MPI requires), so handing it on would change the answer.

@@ -32,6 +32,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace loom;
@@ -89,7 +90,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
     if (!r.leaders.empty()) opts.push_back("leaders=" + r.leaders);
-    std::vector<std::string> f = {std::string(to_string(r.collective)), range_text(r.ranks, false),
+    std::vector<std::string> f = {form_name(r.collective, r.form), range_text(r.ranks, false),
                                   range_text(r.bytes, true), r.algorithm};
     if (!opts.empty()) f.push_back(join(opts, " "));
     return f;
@@ -180,14 +181,18 @@ int parse_count(const Args& a, const std::string& option, int min)
     return int(v);
 }
 
-Collective collective_named(const std::string& name)
+// A collective in one of its forms: "allreduce", "iallreduce" (non-blocking),
+// "allreduce_init" (persistent).
+std::pair<Collective, Form> collective_named(const std::string& name)
 {
-    std::vector<std::string_view> names;
-    for (int c = 0; c < kCollectiveCount; ++c) {
-        if (to_string(Collective(c)) == name) return Collective(c);
-        names.push_back(to_string(Collective(c)));
-    }
-    const std::string near = nearest(name, names);
+    std::vector<std::string> names;
+    for (Form f : {Form::blocking, Form::nonblocking, Form::persistent})
+        for (int c = 0; c < kCollectiveCount; ++c) {
+            const std::string n = form_name(Collective(c), f == Form::blocking ? std::optional<Form>{} : f);
+            if (n == name) return {Collective(c), f};
+            names.push_back(n);
+        }
+    const std::string near = nearest(name, std::vector<std::string_view>(names.begin(), names.end()));
     throw UsageError("unknown collective '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
 }
 
@@ -278,7 +283,12 @@ ExplainCall parse_call(const Args& a)
     if (a.positional.size() != 1) throw UsageError("explain expects one COLLECTIVE");
     ExplainCall e;
     CallFacts& call = e.facts;
-    call.collective = collective_named(a.positional[0]);
+    std::tie(call.collective, call.form) = collective_named(a.positional[0]);
+    // Non-blocking and persistent calls never have a shared segment (coll_loom_request.c).
+    if (call.form != Form::blocking) {
+        call.segment = SegmentState::none;
+        call.single_copy = false;
+    }
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
     call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks
     if (const std::string* b = a.get("--bytes"))
@@ -300,6 +310,8 @@ ExplainCall parse_call(const Args& a)
             throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
     }
     if (const std::string* g = a.get("--segment")) {
+        if (call.form != Form::blocking && *g != "none")
+            throw UsageError("--segment: a non-blocking or persistent call never has a segment");
         if (*g == "ready")
             call.segment = SegmentState::ready;
         else if (*g == "not-yet")

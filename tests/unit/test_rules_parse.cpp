@@ -280,7 +280,12 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"Allreduce * * ring", "t.rules:2:1: error: unknown collective 'Allreduce'; did you mean 'allreduce'?"},
         {"gather * * ring",
          "t.rules:2:1: error: unknown collective 'gather' (valid: allreduce, reduce_scatter, reduce_scatter_block, "
-         "allgather, allgatherv, bcast, reduce, barrier, alltoall)"},
+         "allgather, allgatherv, bcast, reduce, barrier, alltoall; iNAME for non-blocking calls only, NAME_init "
+         "for persistent ones)"},
+        {"iallreduc * * ring", "t.rules:2:1: error: unknown collective 'iallreduc'; did you mean 'iallreduce'?"},
+        {"allreduce_int * * ring",
+         "t.rules:2:1: error: unknown collective 'allreduce_int'; did you mean 'allreduce_init'?"},
+        {"iallreduce * * rnig", "t.rules:2:16: error: no iallreduce algorithm 'rnig'; did you mean 'ring'?"},
         // unknown algorithm for the collective
         {"allreduce * * rnig", "t.rules:2:15: error: no allreduce algorithm 'rnig'; did you mean 'ring'?"},
         {"allreduce  *  *  ring_pipelind",
@@ -289,8 +294,9 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, "
          "halving_doubling, "
          "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, fallback)"},
-        {"bcast * * zzz", "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, cma, "
-                          "hierarchical, fallback)"},
+        {"bcast * * zzz",
+         "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, cma, "
+         "hierarchical, fallback)"},
         {"barrier * * binomial",
          "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
         // missing columns

@@ -229,6 +229,58 @@ TEST_CASE("rules: memory and commutative keys", "[rules]")
     CHECK(matches(no, c));
 }
 
+TEST_CASE("rules: a collective's name sets the form: iallreduce, allreduce_init, allreduce for all", "[rules]")
+{
+    const Rule nonblocking = only_rule("iallreduce * * ring");
+    const Rule persistent = only_rule("allreduce_init * * ring");
+    const Rule every = only_rule("allreduce * * ring");
+    CHECK(nonblocking.collective == Collective::allreduce);
+    CHECK(nonblocking.form == Form::nonblocking);
+    CHECK(persistent.form == Form::persistent);
+    CHECK(!every.form);
+    CHECK(only_rule("ireduce_scatter_block 2-4 * ring").collective == Collective::reduce_scatter_block);
+    CHECK(only_rule("barrier_init * * bruck").form == Form::persistent);
+    Call c = call(Collective::allreduce, 4, 64);
+    for (Form f : {Form::blocking, Form::nonblocking, Form::persistent}) {
+        c.form = f;
+        CHECK(matches(every, c));
+        CHECK(matches(nonblocking, c) == (f == Form::nonblocking));
+        CHECK(matches(persistent, c) == (f == Form::persistent));
+    }
+    CHECK(form_name(Collective::bcast, Form::nonblocking) == "ibcast");
+    CHECK(form_name(Collective::bcast, Form::persistent) == "bcast_init");
+    CHECK(form_name(Collective::bcast, std::nullopt) == "bcast");
+    // A plain rule before a form's shadows it; a form's before a plain one does not.
+    CHECK(warnings_of("bcast * * binomial\nibcast * * scatter_allgather\n").size() == 1);
+    CHECK(warnings_of("ibcast * * scatter_allgather\nbcast * * binomial\n").empty());
+}
+
+TEST_CASE("rules: decide() hands a form's rule only calls of that form", "[rules]")
+{
+    const ParseResult user = parse_body("iallreduce * * ring\nallreduce_init * * fallback\n");
+    REQUIRE(user.ok());
+    const Resolved tables = narrow({&user.rules, &default_rules()}, 4, 1, 4, 4);
+    CallFacts f;
+    f.collective = Collective::allreduce;
+    f.ranks = 4;
+    f.nodes = 1;
+    f.ranks_per_node = 4;
+    f.bytes = 4096;
+    f.segment = SegmentState::none;
+    f.ompi_major = 4;
+    f.form = Form::nonblocking;
+    Decision d = decide(f, tables);
+    REQUIRE(d.algorithm != nullptr);
+    CHECK(d.algorithm->name == "ring");
+    f.form = Form::persistent;
+    d = decide(f, tables);
+    CHECK(d.algorithm == nullptr);
+    CHECK(std::string(d.source).find(":3") != std::string::npos); // the persistent rule
+    f.form = Form::blocking;
+    d = decide(f, tables);
+    CHECK(std::string(d.source).rfind("default:", 0) == 0); // past the user's rules
+}
+
 TEST_CASE("rules: choose() takes the first match, user table before defaults", "[rules]")
 {
     const ParseResult user = parse_body("allreduce * 0-4K binomial\n"
