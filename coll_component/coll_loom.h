@@ -21,11 +21,16 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/op/op.h"
+#include "ompi/request/request.h"
 #include "opal/util/output.h"
 
 #include "loom_c_api.h"
 
 BEGIN_C_DECLS
+
+/* How a collective was called: blocking (MPI_Allreduce), non-blocking (MPI_Iallreduce) or
+ * persistent (MPI_Allreduce_init, MPIX_Allreduce_init on 4.1). */
+typedef enum { LOOM_BLOCKING = 0, LOOM_NONBLOCKING = 1, LOOM_PERSISTENT = 2, LOOM_KIND_COUNT = 3 } loom_kind_t;
 
 typedef struct mca_coll_loom_component_t {
     loom_coll_component_t super;
@@ -48,10 +53,13 @@ typedef struct mca_coll_loom_component_t {
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
     bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
-    /* MPI_T performance variables coll_loom_<collective>_served / _declined: calls loom ran
+    int nonblocking_max;    /* coll_loom_nonblocking_max: operations running at once; more wait */
+    /* MPI_T performance variables coll_loom_<collective>_served / _declined (blocking calls),
+     * coll_loom_i<collective>_* (non-blocking calls) and coll_loom_<collective>_init_*
+     * (persistent requests: each start served, each request handed on): calls loom ran
      * itself, and calls it handed to the previous component. */
-    unsigned long long served[LOOM_COLL_COUNT];
-    unsigned long long declined[LOOM_COLL_COUNT];
+    unsigned long long served[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
+    unsigned long long declined[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
 } mca_coll_loom_component_t;
 
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -77,9 +85,13 @@ typedef struct loom_repeat {
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
     struct {
-#define PREVIOUS(name)                       \
-    mca_coll_base_module_##name##_fn_t name; \
-    mca_coll_base_module_t *name##_module;
+#define PREVIOUS(name)                                   \
+    mca_coll_base_module_##name##_fn_t name;             \
+    mca_coll_base_module_t *name##_module;               \
+    mca_coll_base_module_i##name##_fn_t i##name;         \
+    mca_coll_base_module_t *i##name##_module;            \
+    mca_coll_base_module_##name##_init_fn_t name##_init; \
+    mca_coll_base_module_t *name##_init_module;
         LOOM_FOR_EACH_COLLECTIVE(PREVIOUS)
 #undef PREVIOUS
     } previous;
@@ -144,11 +156,25 @@ typedef struct loom_mpi_call {
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int root;
+    loom_kind_t kind;
+    ompi_request_t **request; /* non-blocking and persistent: where the request goes */
+    struct ompi_info_t *info; /* persistent */
 } loom_mpi_call_t;
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
  * rank (coll_loom_call.c). An OMPI error code. */
 int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+
+/* Serves a non-blocking or persistent `call` (its kind) on comm with a request of loom's, or
+ * hands it on: the same decision on every rank (coll_loom_request.c). */
+int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+/* Advances every running non-blocking and persistent operation (registered with
+ * opal_progress at the first); the number that ended. */
+int mca_coll_loom_progress(void);
+/* Sets up (component open) and tears down (close: unregisters the progress function) the
+ * request machinery. */
+void mca_coll_loom_requests_init(void);
+void mca_coll_loom_requests_fini(void);
 
 /* Calls the previous component's function for `call` (coll_loom_entry.c). */
 int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
@@ -181,6 +207,8 @@ typedef struct loom_pml_transport {
 
 void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t *comm,
                              struct mca_coll_loom_module_t *module, int tag);
+/* Makes t's operations resumable: test_all instead of blocking waits (loom_resumable_*). */
+void loom_pml_transport_resumable(loom_pml_transport_t *t);
 /* Completes anything still posted (after an error) and frees the request array. */
 int loom_pml_transport_fini(loom_pml_transport_t *t);
 

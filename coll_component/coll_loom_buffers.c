@@ -201,6 +201,14 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
     return why;
 }
 
+void loom_views_free(loom_glue_call_t *c)
+{
+    for (int i = 0; i < 2; ++i) {
+        free(c->views[i].scratch);
+        c->views[i] = (loom_view_t){NULL, NULL};
+    }
+}
+
 void loom_call_free(loom_glue_call_t *c)
 {
     for (int i = 0; i < 2; ++i) {

@@ -60,42 +60,51 @@ static inline void count_call(unsigned long long *counter)
         ++*counter;
 }
 
-static void note_served(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                        const char *algorithm, const char *rule)
+const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t size)
 {
-    count_call(&mca_coll_loom_component.served[call->coll]);
+    if (LOOM_BLOCKING == kind) return loom_coll_name(coll);
+    snprintf(buf, size, LOOM_NONBLOCKING == kind ? "i%s" : "%s_init", loom_coll_name(coll));
+    return buf;
+}
+
+void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
+                      mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
+{
+    count_call(&mca_coll_loom_component.served[kind][call->coll]);
     const int first =
         mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) && first_time(module, call->coll, algorithm);
     if (!first && mca_coll_loom_component.verbose < 2) return;
     /* The options it ran with, as `loom-rules explain` prints them. */
-    char options[160];
+    char options[160], name[48];
     loom_choice_options(call, mca_coll_loom_component.segment_size, mca_coll_loom_component.pat_buffer_size, options,
                         sizeof(options));
     const size_t bytes = loom_message_bytes(call, ompi_comm_size(comm));
+    const char *form = loom_form_name(kind, call->coll, name, sizeof(name));
     if (first)
         opal_output(mca_coll_loom_component.output,
-                    "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s, options: %s",
-                    loom_coll_name(call->coll), comm->c_name, bytes, ompi_comm_size(comm), algorithm, rule, options);
+                    "coll:loom: %s on %s: %zu bytes, %d ranks: algorithm %s, chosen by %s, options: %s", form,
+                    comm->c_name, bytes, ompi_comm_size(comm), algorithm, rule, options);
     if (mca_coll_loom_component.verbose >= 2)
         opal_output_verbose(2, mca_coll_loom_component.output,
                             "coll:loom: %s on %s (rank %d of %d): %zu bytes, algorithm %s, chosen by %s, "
                             "options: %s (segment %s)",
-                            loom_coll_name(call->coll), comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), bytes,
-                            algorithm, rule, options,
+                            form, comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), bytes, algorithm, rule,
+                            options,
                             LOOM_SEGMENT_READY == call->segment     ? "ready"
                             : LOOM_SEGMENT_NOT_YET == call->segment ? "not-yet"
                                                                     : "none");
 }
 
-static void note_declined(loom_coll_t coll, struct ompi_communicator_t *comm, const char *why)
+void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why)
 {
-    count_call(&mca_coll_loom_component.declined[coll]);
+    count_call(&mca_coll_loom_component.declined[kind][coll]);
     /* Not even a call to opal_output_verbose below level 2: a handed-on call pays loom's path on
      * top of the next component's, and this was a tenth of it (tools/dev/call-instructions). */
     if (mca_coll_loom_component.verbose < 2) return;
-    opal_output_verbose(2, mca_coll_loom_component.output,
-                        "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s", loom_coll_name(coll),
-                        comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), why);
+    char name[48];
+    opal_output_verbose(
+        2, mca_coll_loom_component.output, "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s",
+        loom_form_name(kind, coll, name, sizeof(name)), comm->c_name, ompi_comm_rank(comm), ompi_comm_size(comm), why);
 }
 
 /* ---- choose ---- */
@@ -159,7 +168,23 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
 
 /* ---- run ---- */
 
-static int to_ompi_error(int rc)
+/* The chooser without a shared segment or single copy: for non-blocking and persistent calls
+ * (coll_loom_request.c), whose operations may overlap other collectives on the communicator,
+ * while the segment serves one call at a time. */
+const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                                 const char **why, const char **rule)
+{
+    void *rules = mca_coll_loom_rules(comm, module);
+    if (NULL == rules) {
+        *why = "out of memory for loom's rule tables";
+        return NULL;
+    }
+    call->segment = LOOM_SEGMENT_NONE;
+    call->single_copy = LOOM_SINGLE_COPY_OFF;
+    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], rules, why, rule);
+}
+
+int loom_to_ompi_error(int rc)
 {
     if (LOOM_ERR_NO_MEMORY == rc) return OMPI_ERR_OUT_OF_RESOURCE;
     if (LOOM_ERR_INTERNAL == rc) return OMPI_ERROR;
@@ -185,14 +210,14 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
     transport.ops.shared_state = &module->shm;
     /* hierarchical's intra-node phases: a node's segment is no larger than comm's. */
     transport.ops.node_shared_state = module->segment_allowed ? &module->node_shm : NULL;
-    int rc = to_ompi_error(loom_run(algorithm, &transport.ops, call));
+    int rc = loom_to_ompi_error(loom_run(algorithm, &transport.ops, call));
     int fini_rc = loom_pml_transport_fini(&transport);
     return OMPI_SUCCESS == rc ? fini_rc : rc;
 }
 
 /* ---- the call ---- */
 
-static int is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == loom_device_memory_kind(p); }
+int loom_is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == loom_device_memory_kind(p); }
 
 /* Calls the previous component, marking the collective as being handed on (see
  * mca_coll_loom_module_t.handing_on). */
@@ -222,7 +247,7 @@ static int cannot_serve_returned(const loom_mpi_call_t *mpi, struct ompi_communi
 static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                    const char *why)
 {
-    note_declined(c->mpi->coll, comm, why);
+    loom_note_declined(LOOM_BLOCKING, c->mpi->coll, comm, why);
     int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
     if (OMPI_SUCCESS == rc) rc = pass_on(c->mpi, comm, module);
     if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
@@ -290,9 +315,9 @@ static void remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     const loom_repeat_t *repeat = repeat_of(mpi, module);
-    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll)) && !is_device(mpi->sbuf) &&
-        !is_device(mpi->rbuf)) {
-        note_declined(mpi->coll, comm, repeat->why);
+    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll)) && !loom_is_device(mpi->sbuf) &&
+        !loom_is_device(mpi->rbuf)) {
+        loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
         return pass_on(mpi, comm, module);
     }
 
@@ -317,7 +342,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
 
     /* Device buffers are a property of the call: the rules see memory=cuda, and the core
      * stages the algorithm through host buffers with the device copier. */
-    const int device = is_device(c.send.user) || is_device(c.recv.user);
+    const int device = loom_is_device(c.send.user) || loom_is_device(c.recv.user);
     if (device) {
         const char *no_copier = NULL;
         c.core.copier = loom_device_copier(&no_copier);
@@ -326,7 +351,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
                 "device buffers, and loom cannot stage them here (see the message on stderr)";
             loom_call_fini(&c);
             if (returned) return cannot_serve_returned(mpi, comm, cannot_stage);
-            note_declined(mpi->coll, comm, cannot_stage);
+            loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, cannot_stage);
             return pass_on(mpi, comm, module);
         }
         c.core.memory = LOOM_MEMORY_CUDA;
@@ -355,7 +380,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         rc = loom_views_out(&c);
         if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(&c);
     }
-    if (OMPI_SUCCESS == rc) note_served(&c.core, comm, module, algorithm, rule);
+    if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c.core, comm, module, algorithm, rule);
     loom_call_fini(&c);
     return rc;
 }

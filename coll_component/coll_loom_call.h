@@ -81,6 +81,26 @@ int loom_host_copies_out(loom_glue_call_t *c);
 int loom_views_in(loom_glue_call_t *c);
 int loom_views_out(loom_glue_call_t *c);
 
+/* ---- shared by the blocking (coll_loom_call.c) and non-blocking (coll_loom_request.c) paths ---- */
+
+/* "allreduce", "iallreduce" or "allreduce_init": a call's form as MPI names it, for messages
+ * (buf holds it for the latter two). */
+const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t size);
+/* MPI_T counters and verbose lines for a call loom served, or handed on (and why). */
+void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
+                      mca_coll_loom_module_t *module, const char *algorithm, const char *rule);
+void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why);
+/* The chooser for calls that may overlap others on the communicator: told there is no shared
+ * segment and no single copy. NULL and *why if loom hands the call on. */
+const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                                 const char **why, const char **rule);
+/* loom's error codes (LOOM_ERR_*) as Open MPI's. */
+int loom_to_ompi_error(int rc);
+/* 1 if p is device (CUDA) memory. */
+int loom_is_device(const void *p);
+/* Frees the scratch copies of a dense view (before making them again: a persistent request). */
+void loom_views_free(loom_glue_call_t *c);
+
 END_C_DECLS
 
 #endif /* COLL_LOOM_CALL_H */

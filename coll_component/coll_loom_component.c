@@ -4,6 +4,7 @@
  * variables (coll_loom_<collective>_served, coll_loom_<collective>_declined).
  */
 #include "coll_loom.h"
+#include "coll_loom_call.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -87,6 +88,15 @@ static int loom_register(void)
         "described and decided again; 0: every call takes the whole decision path (for diagnosis)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_loom_component.fast_repeats);
+
+    mca_coll_loom_component.nonblocking_max = 1024;
+    (void)mca_base_component_var_register(
+        c, "nonblocking_max",
+        "Non-blocking and persistent operations loom runs at once per process (each has a stack of "
+        "256 KiB of virtual memory, of which it touches a few pages); later ones wait, in order, until "
+        "one ends. At least 1",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.nonblocking_max);
 
     mca_coll_loom_component.segment_size = 256 * 1024;
     (void)mca_base_component_var_register(
@@ -181,10 +191,20 @@ static int loom_register(void)
         (void)mca_base_component_var_register(c, names[i], helps[i], MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                               MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
                                               &mca_coll_loom_component.forced[i]);
-        register_counter(coll, "served", "Calls of this collective that loom ran itself",
-                         &mca_coll_loom_component.served[i]);
-        register_counter(coll, "declined", "Calls of this collective that loom handed to the previous component",
-                         &mca_coll_loom_component.declined[i]);
+        static const char *const served_help[LOOM_KIND_COUNT] = {
+            "Calls of this collective that loom ran itself",
+            "Non-blocking calls of this collective that loom ran itself",
+            "Starts of persistent requests of this collective that loom ran itself"};
+        static const char *const declined_help[LOOM_KIND_COUNT] = {
+            "Calls of this collective that loom handed to the previous component",
+            "Non-blocking calls of this collective that loom handed to the previous component",
+            "Persistent requests of this collective that loom handed to the previous component (at their init)"};
+        for (int k = 0; k < LOOM_KIND_COUNT; ++k) {
+            char buf[48];
+            const char *form = loom_form_name((loom_kind_t)k, (loom_coll_t)i, buf, sizeof(buf));
+            register_counter(form, "served", served_help[k], &mca_coll_loom_component.served[k][i]);
+            register_counter(form, "declined", declined_help[k], &mca_coll_loom_component.declined[k][i]);
+        }
     }
     return OMPI_SUCCESS;
 }
@@ -231,6 +251,7 @@ static int loom_open(void)
 {
     mca_coll_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
+    mca_coll_loom_requests_init();
     check_forced_algorithms();
     load_rules();
     loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);
@@ -240,6 +261,7 @@ static int loom_open(void)
 
 static int loom_close(void)
 {
+    mca_coll_loom_requests_fini();
     loom_shm_pool_drain();
     if (mca_coll_loom_component.output >= 0) opal_output_close(mca_coll_loom_component.output);
     mca_coll_loom_component.output = -1;

@@ -1,7 +1,8 @@
 /*
  * The MPI-facing entry points. Each records its arguments in a loom_mpi_call_t and calls
- * mca_coll_loom_serve (coll_loom_call.c), which serves the call or hands it on; handing on
- * calls mca_coll_loom_hand_on below, the one place that calls the previous component.
+ * mca_coll_loom_serve (coll_loom_call.c; blocking) or mca_coll_loom_start (coll_loom_request.c;
+ * non-blocking and persistent), which serves the call or hands it on; handing on calls
+ * mca_coll_loom_hand_on below, the one place that calls the previous component.
  */
 #include "coll_loom.h"
 
@@ -72,15 +73,233 @@ static int loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *s
           .dtype = rdtype);
 }
 
+/* ---- non-blocking and persistent: the same records, served by mca_coll_loom_start ---- */
+
+#define START(...)                                                                  \
+    do {                                                                            \
+        const loom_mpi_call_t call_ = {__VA_ARGS__};                                \
+        return mca_coll_loom_start(&call_, comm, (mca_coll_loom_module_t *)module); \
+    } while (0)
+#define NB   .kind = LOOM_NONBLOCKING, .request = request
+#define PERS .kind = LOOM_PERSISTENT, .request = request, .info = info
+
+static int loom_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, NB);
+}
+
+static int loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, PERS);
+}
+
+static int loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                        int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root,
+          NB);
+}
+
+static int loom_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root,
+          PERS);
+}
+
+static int loom_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op,
+          NB);
+}
+
+static int loom_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                    struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                    ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op,
+          PERS);
+}
+
+static int loom_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                      mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount, .dtype = dtype, .op = op,
+          NB);
+}
+
+static int loom_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                          struct ompi_info_t *info, ompi_request_t **request,
+                                          mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount, .dtype = dtype, .op = op,
+          PERS);
+}
+
+static int loom_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
+          .dtype = rdtype, NB);
+}
+
+static int loom_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
+          .dtype = rdtype, PERS);
+}
+
+static int loom_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                            const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+          .counts = rcounts, .displs = displs, .dtype = rdtype, NB);
+}
+
+static int loom_allgatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                                const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
+                                mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+          .counts = rcounts, .displs = displs, .dtype = rdtype, PERS);
+}
+
+static int loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
+                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, NB);
+}
+
+static int loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                           struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, PERS);
+}
+
+static int loom_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_BARRIER, NB);
+}
+
+static int loom_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
+                             mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_BARRIER, PERS);
+}
+
+static int loom_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
+          .dtype = rdtype, NB);
+}
+
+static int loom_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    START(.coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
+          .dtype = rdtype, PERS);
+}
+
 void mca_coll_loom_install_entries(mca_coll_loom_module_t *m)
 {
-#define INSTALL(name) m->super.coll_##name = loom_##name;
+#define INSTALL(name)                     \
+    m->super.coll_##name = loom_##name;   \
+    m->super.coll_i##name = loom_i##name; \
+    m->super.coll_##name##_init = loom_##name##_init;
     LOOM_FOR_EACH_COLLECTIVE(INSTALL)
 #undef INSTALL
 }
 
+static int hand_on_nonblocking(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
+{
+    ompi_request_t **r = c->request;
+    switch (c->coll) {
+    case LOOM_COLL_ALLREDUCE:
+        return m->previous.iallreduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, r,
+                                      m->previous.iallreduce_module);
+    case LOOM_COLL_REDUCE:
+        return m->previous.ireduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, c->root, comm, r,
+                                   m->previous.ireduce_module);
+    case LOOM_COLL_REDUCE_SCATTER:
+        return m->previous.ireduce_scatter(c->sbuf, c->rbuf, c->counts, c->dtype, c->op, comm, r,
+                                           m->previous.ireduce_scatter_module);
+    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        return m->previous.ireduce_scatter_block(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, r,
+                                                 m->previous.ireduce_scatter_block_module);
+    case LOOM_COLL_ALLGATHER:
+        return m->previous.iallgather(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, r,
+                                      m->previous.iallgather_module);
+    case LOOM_COLL_ALLGATHERV:
+        return m->previous.iallgatherv(c->sbuf, c->scount, c->sdtype, c->rbuf, c->counts, c->displs, c->dtype, comm, r,
+                                       m->previous.iallgatherv_module);
+    case LOOM_COLL_BCAST:
+        return m->previous.ibcast(c->rbuf, c->count, c->dtype, c->root, comm, r, m->previous.ibcast_module);
+    case LOOM_COLL_BARRIER: return m->previous.ibarrier(comm, r, m->previous.ibarrier_module);
+    case LOOM_COLL_ALLTOALL:
+        return m->previous.ialltoall(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, r,
+                                     m->previous.ialltoall_module);
+    case LOOM_COLL_COUNT: break;
+    }
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+static int hand_on_persistent(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
+{
+    ompi_request_t **r = c->request;
+    struct ompi_info_t *info = c->info;
+    switch (c->coll) {
+    case LOOM_COLL_ALLREDUCE:
+        return m->previous.allreduce_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, info, r,
+                                          m->previous.allreduce_init_module);
+    case LOOM_COLL_REDUCE:
+        return m->previous.reduce_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, c->root, comm, info, r,
+                                       m->previous.reduce_init_module);
+    case LOOM_COLL_REDUCE_SCATTER:
+        return m->previous.reduce_scatter_init(c->sbuf, c->rbuf, c->counts, c->dtype, c->op, comm, info, r,
+                                               m->previous.reduce_scatter_init_module);
+    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
+        return m->previous.reduce_scatter_block_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, info, r,
+                                                     m->previous.reduce_scatter_block_init_module);
+    case LOOM_COLL_ALLGATHER:
+        return m->previous.allgather_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, info, r,
+                                          m->previous.allgather_init_module);
+    case LOOM_COLL_ALLGATHERV:
+        return m->previous.allgatherv_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->counts, c->displs, c->dtype, comm,
+                                           info, r, m->previous.allgatherv_init_module);
+    case LOOM_COLL_BCAST:
+        return m->previous.bcast_init(c->rbuf, c->count, c->dtype, c->root, comm, info, r,
+                                      m->previous.bcast_init_module);
+    case LOOM_COLL_BARRIER: return m->previous.barrier_init(comm, info, r, m->previous.barrier_init_module);
+    case LOOM_COLL_ALLTOALL:
+        return m->previous.alltoall_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, info, r,
+                                         m->previous.alltoall_init_module);
+    case LOOM_COLL_COUNT: break;
+    }
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
 int mca_coll_loom_hand_on(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
+    if (LOOM_NONBLOCKING == c->kind) return hand_on_nonblocking(c, comm, m);
+    if (LOOM_PERSISTENT == c->kind) return hand_on_persistent(c, comm, m);
     switch (c->coll) {
     case LOOM_COLL_ALLREDUCE:
         return m->previous.allreduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, m->previous.allreduce_module);

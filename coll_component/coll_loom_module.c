@@ -30,8 +30,10 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
-#define RELEASE(name) \
-    if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);
+#define RELEASE(name)                                                                    \
+    if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);       \
+    if (NULL != m->previous.i##name##_module) OBJ_RELEASE(m->previous.i##name##_module); \
+    if (NULL != m->previous.name##_init_module) OBJ_RELEASE(m->previous.name##_init_module);
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
     loom_rules_release(m->rules);
@@ -183,6 +185,21 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     OBJ_RETAIN(m->previous.name##_module);
     LOOM_FOR_EACH_COLLECTIVE(SAVE)
 #undef SAVE
+    /* The non-blocking and persistent forms: loom serves them only on top of a component that
+     * provides them too (libnbc), which gets what loom hands on; without one, loom leaves the
+     * slot empty (the framework copies only the slots a module fills, after enabling it). */
+#define SAVE_FORM(slot)                                                                    \
+    if (NULL != comm->c_coll->coll_##slot && NULL != comm->c_coll->coll_##slot##_module) { \
+        m->previous.slot = comm->c_coll->coll_##slot;                                      \
+        m->previous.slot##_module = comm->c_coll->coll_##slot##_module;                    \
+        OBJ_RETAIN(m->previous.slot##_module);                                             \
+    } else {                                                                               \
+        m->super.coll_##slot = NULL;                                                       \
+    }
+#define SAVE_FORMS(name) SAVE_FORM(i##name) SAVE_FORM(name##_init)
+    LOOM_FOR_EACH_COLLECTIVE(SAVE_FORMS)
+#undef SAVE_FORMS
+#undef SAVE_FORM
 
     const int mib = mca_coll_loom_component.shm_max_mib;
     m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t)mib << 20);

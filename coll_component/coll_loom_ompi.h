@@ -6,10 +6,11 @@
  * coll_loom_ompi.c, nowhere else.
  *
  *   Open MPI 4.1.x  coll type version 2.0.0, module struct 2.3.0 (has ft_event),  supported
- *                   OPAL's pmix framework, borrowed host names
+ *                   OPAL's pmix framework, borrowed host names, opal/threads/mutex.h
  *   Open MPI 5.0.x  coll type version 2.4.0, module struct 2.4.0 (no ft_event;     supported
  *                   coll_agree/iagree, coll_module_disable, reduce_local and the
- *                   *_init slots), PMIx called directly, malloc'd host names
+ *                   *_init slots), PMIx called directly, malloc'd host names,
+ *                   opal/mca/threads/mutex.h
  *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API, size_t counts   not supported
  *
  * A component built for the wrong version loads and is silently ignored by Open MPI, so an
@@ -25,10 +26,12 @@
 #include <stddef.h>
 
 #if OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION >= 1
+#include "opal/threads/mutex.h" /* opal_mutex_t: 5.0 moved it into its threads framework */
 #define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_0_0
 #define LOOM_COMPONENT_DECLSPEC OMPI_MODULE_DECLSPEC
 typedef mca_coll_base_component_2_0_0_t loom_coll_component_t;
 #elif OMPI_MAJOR_VERSION == 5 && OMPI_MINOR_VERSION == 0
+#include "opal/mca/threads/mutex.h"
 #define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_4_0
 #define LOOM_COMPONENT_DECLSPEC OMPI_DECLSPEC
 typedef mca_coll_base_component_2_4_0_t loom_coll_component_t;
@@ -39,7 +42,7 @@ typedef mca_coll_base_component_2_4_0_t loom_coll_component_t;
 /* The Open MPI version loom was built for, as "4.1.4": it must be the one that loads it. */
 #define LOOM_OMPI_STR2(x) #x
 #define LOOM_OMPI_STR(x)  LOOM_OMPI_STR2(x)
-#define LOOM_OMPI_BUILT_FOR                                                                                            \
+#define LOOM_OMPI_BUILT_FOR \
     LOOM_OMPI_STR(OMPI_MAJOR_VERSION) "." LOOM_OMPI_STR(OMPI_MINOR_VERSION) "." LOOM_OMPI_STR(OMPI_RELEASE_VERSION)
 
 BEGIN_C_DECLS

@@ -61,6 +61,26 @@ static int pml_wait_all(void *ctx)
     return rc;
 }
 
+/* A resumable operation's wait (coll_loom_request.c): 1 once every posted request completed
+ * (they are released then), 0 before; never blocks, never calls opal_progress (it runs inside
+ * loom's progress function). */
+static int pml_test_all(void *ctx)
+{
+    loom_pml_transport_t *t = ctx;
+    for (size_t i = 0; i < t->nreqs; ++i)
+        if (!REQUEST_COMPLETE(t->reqs[i])) return 0;
+    int rc = OMPI_SUCCESS;
+    for (size_t i = 0; i < t->nreqs; ++i) {
+        if (OMPI_SUCCESS == rc) rc = t->reqs[i]->req_status.MPI_ERROR;
+        (void)ompi_request_free(&t->reqs[i]);
+    }
+    t->nreqs = 0;
+    /* 1 means "done": an MPI error class of 1 (MPI_ERR_BUFFER) is reported as OMPI_ERROR. */
+    return OMPI_SUCCESS == rc ? 1 : (1 == rc ? OMPI_ERROR : rc);
+}
+
+void loom_pml_transport_resumable(loom_pml_transport_t *t) { t->ops.test_all = pml_test_all; }
+
 /* While a rank waits on shared memory, the rest of MPI must not stall (e.g. its peers'
  * PML traffic, or the application's nonblocking operations). */
 static void pml_progress(void *ctx)
@@ -90,6 +110,7 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.shared_state = NULL;
     t->ops.topology = pml_topology;
     t->ops.node_shared_state = NULL;
+    t->ops.test_all = NULL;
     t->ops.progress = pml_progress;
     t->comm = comm;
     t->module = module;

@@ -25,8 +25,7 @@ void check_allgather(const Setting& s)
             if (in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(n * std::size_t(s.rank)));
             const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
             expect_call(s, "allgather", count == 0 ? Expect::untouched : Expect::served, name, [&] {
-                MPI_Allgather(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT,
-                              s.comm);
+                allgather(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
             });
             for (int r = 0; r < s.size; ++r)
                 for (std::size_t i = 0; i < n; ++i)
@@ -44,7 +43,7 @@ void check_allgather(const Setting& s)
         for (std::size_t i = 0; i < 2 * n; ++i) send[i] = value(s.rank, i);
         const std::string name = "vector receive type, count=" + std::to_string(count);
         expect_call(s, "allgather", Expect::served, name,
-                    [&] { MPI_Allgather(send.data(), 2 * count, MPI_INT, recv.data(), count, types.vector, s.comm); });
+                    [&] { allgather(send.data(), 2 * count, MPI_INT, recv.data(), count, types.vector, s.comm); });
         bool ok = true;
         for (int r = 0; r < s.size && ok; ++r)
             for (std::size_t e = 0; e < n && ok; ++e) {
@@ -79,8 +78,8 @@ void check_allgatherv(const Setting& s)
                                          (in_place ? " in-place" : "");
                 // Open MPI passes allgatherv to the component even when every count is 0.
                 expect_call(s, "allgatherv", Expect::served, name, [&] {
-                    MPI_Allgatherv(in_place ? MPI_IN_PLACE : send.data(), mine, MPI_INT, recv.data(), counts.data(),
-                                   displs.data(), MPI_INT, s.comm);
+                    allgatherv(in_place ? MPI_IN_PLACE : send.data(), mine, MPI_INT, recv.data(), counts.data(),
+                               displs.data(), MPI_INT, s.comm);
                 });
                 (void)any;
                 bool ok = recv.back() == kUntouched;
@@ -104,7 +103,7 @@ void check_bcast(const Setting& s)
                 for (std::size_t i = 0; i < n; ++i) buf[i] = std::uint8_t(i * 31 + std::size_t(root) * 7 + 1);
             const std::string name = "bytes=" + std::to_string(count) + " root=" + std::to_string(root);
             expect_call(s, "bcast", count == 0 ? Expect::untouched : Expect::served, name,
-                        [&] { MPI_Bcast(buf.data(), count, MPI_BYTE, root, s.comm); });
+                        [&] { bcast(buf.data(), count, MPI_BYTE, root, s.comm); });
             bool ok = buf[n] == 0xEE;
             for (std::size_t i = 0; i < n && ok; ++i) ok = buf[i] == std::uint8_t(i * 31 + std::size_t(root) * 7 + 1);
             if (!ok) fail(s, "bcast " + name + ": wrong data");
@@ -118,8 +117,7 @@ void check_bcast(const Setting& s)
         if (s.rank == root)
             for (std::size_t e = 0; e < n; ++e) buf[4 * e] = value(root, e), buf[4 * e + 2] = -value(root, e);
         const std::string name = "resized vector count=" + std::to_string(count);
-        expect_call(s, "bcast", Expect::served, name,
-                    [&] { MPI_Bcast(buf.data(), count, types.padded, root, s.comm); });
+        expect_call(s, "bcast", Expect::served, name, [&] { bcast(buf.data(), count, types.padded, root, s.comm); });
         bool ok = true;
         for (std::size_t e = 0; e < n && ok; ++e)
             ok = buf[4 * e] == value(root, e) && buf[4 * e + 2] == -value(root, e) && buf[4 * e + 1] == kUntouched &&
@@ -141,14 +139,14 @@ void check_barrier(const Setting& s)
             std::this_thread::sleep_for(std::chrono::milliseconds(30));
             entered = clock::now().time_since_epoch().count();
         }
-        expect_call(s, "barrier", Expect::served, "late rank " + std::to_string(late), [&] { MPI_Barrier(s.comm); });
+        expect_call(s, "barrier", Expect::served, "late rank " + std::to_string(late), [&] { barrier(s.comm); });
         const long long left = clock::now().time_since_epoch().count();
-        MPI_Bcast(&entered, 1, MPI_LONG_LONG, late, s.comm);
+        MPI_Bcast(&entered, 1, MPI_LONG_LONG, late, s.comm); // the checker's own, always blocking
         if (left < entered)
             fail(s, "barrier returned " + std::to_string((entered - left) / 1000) + " us before rank " +
                         std::to_string(late) + " entered it");
     }
-    for (int i = 0; i < 50; ++i) expect_call(s, "barrier", Expect::served, "repeated", [&] { MPI_Barrier(s.comm); });
+    for (int i = 0; i < 50; ++i) expect_call(s, "barrier", Expect::served, "repeated", [&] { barrier(s.comm); });
 }
 
 void check_alltoall(const Setting& s)
@@ -163,8 +161,7 @@ void check_alltoall(const Setting& s)
             if (in_place) recv = send;
             const std::string name = "count=" + std::to_string(count) + (in_place ? " in-place" : "");
             expect_call(s, "alltoall", count == 0 ? Expect::untouched : Expect::served, name, [&] {
-                MPI_Alltoall(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT,
-                             s.comm);
+                alltoall(in_place ? MPI_IN_PLACE : send.data(), count, MPI_INT, recv.data(), count, MPI_INT, s.comm);
             });
             bool ok = true;
             for (std::size_t from = 0; from < P && ok; ++from)

@@ -6,6 +6,7 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "check_forms.hpp"
 #include "registry.hpp"
 
 #include <cstdint>

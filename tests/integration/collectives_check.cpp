@@ -8,6 +8,11 @@
 // buffer, which forces the linear part and pieces.
 //
 //   mpirun ... collectives_check [--only COLLECTIVE[,COLLECTIVE...]] [--no-counters]
+//                                [--form blocking|nonblocking|persistent]
+//
+// --form: how every collective is called (check_forms.hpp): MPI_Allreduce (default),
+// MPI_Iallreduce and MPI_Wait, or MPI_Allreduce_init, MPI_Start, MPI_Wait, MPI_Request_free;
+// the counters checked are then loom's coll_loom_iallreduce_* or coll_loom_allreduce_init_*.
 //
 // --no-counters: the results are checked, loom's MPI_T counters are not. For a job where a
 // component below loom (han) runs collectives of its own on communicators loom also serves:
@@ -83,6 +88,16 @@ int main(int argc, char** argv)
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[i + 1];
         if (std::strcmp(argv[i], "--no-counters") == 0) check::counters_checked = false;
+        if (std::strcmp(argv[i], "--form") == 0 && i + 1 < argc) {
+            const std::string f = argv[i + 1];
+            check::form = f == "nonblocking"  ? check::Form::nonblocking
+                          : f == "persistent" ? check::Form::persistent
+                                              : check::Form::blocking;
+            if (f != "nonblocking" && f != "persistent" && f != "blocking") {
+                std::fprintf(stderr, "collectives_check: --form blocking|nonblocking|persistent, not %s\n", f.c_str());
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        }
     }
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -130,9 +145,13 @@ int main(int argc, char** argv)
     int total_handed_on = 0;
     MPI_Reduce(&check::handed_on, &total_handed_on, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        std::printf("collectives_check np=%d: %d checks on all ranks, %d failures (%d calls handed to Open MPI by "
-                    "fallback rules of loom's own choice, results checked)%s\n",
-                    size, total_cases, total_failures, total_handed_on,
+        std::printf("collectives_check np=%d, %s calls: %d checks on all ranks, %d failures (%d calls handed to Open "
+                    "MPI by fallback rules of loom's own choice, results checked)%s\n",
+                    size,
+                    check::form == check::Form::blocking      ? "blocking"
+                    : check::form == check::Form::nonblocking ? "non-blocking"
+                                                              : "persistent",
+                    total_cases, total_failures, total_handed_on,
                     check::counters_checked ? "" : "; loom's counters not checked (--no-counters)");
     MPI_Finalize();
     return total_failures == 0 ? 0 : 1;

@@ -1,0 +1,319 @@
+/*
+ * Non-blocking and persistent collectives (MPI_Iallreduce, MPI_Allreduce_init, ...): the
+ * call's life as a request.
+ *
+ *   start    described and decided once, as a blocking call is (coll_loom_call.c), by the
+ *            same chooser; a call loom hands on goes to the previous component's non-blocking
+ *            or persistent function (libnbc), which makes the request;
+ *   run      loom's algorithm, unchanged, as a resumable operation (algorithms/resumable.cpp):
+ *            a fiber that pauses wherever the blocking path would wait. It runs until its
+ *            first wait inside the call that starts it, then inside Open MPI's progress engine:
+ *            loom registers a progress function (opal_progress_register, as libnbc does), so
+ *            every MPI call that progresses - MPI_Test, MPI_Wait*, point-to-point, other
+ *            collectives - advances every running operation. No helper thread;
+ *   finish   dense views emptied, counters and verbose lines, the request completed.
+ *
+ * Why no shared segment: operations on one communicator may overlap each other and blocking
+ * calls, while the segment serves one call at a time; the chooser is told there is none (and
+ * no single copy). Each operation has its own tag from the communicator's non-blocking tag
+ * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
+ * on), so overlapping operations never take each other's messages. MPI requires every rank
+ * to start collectives on a communicator in the same order, so every rank draws the same tag
+ * for the same operation, and completing them in any order cannot deadlock: every running
+ * operation advances whenever any MPI call progresses.
+ *
+ * Persistent requests keep their decision, their described call (buffers, counts, datatype
+ * plan) and their tag from init; each MPI_Start runs a new operation (a pooled fiber stack).
+ *
+ * Bound: at most coll_loom_nonblocking_max operations run at once per process; a later one
+ * waits in a FIFO and starts when a running one ends. Memory per running operation: its fiber
+ * stack (256 KiB of virtual memory, a few pages touched) and the request (about 2 KiB).
+ * Device buffers are handed on: loom stages device memory in the blocking path only.
+ */
+#include "coll_loom_call.h"
+
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "opal/runtime/opal_progress.h"
+
+/* A request Open MPI can treat as its non-blocking collectives' (ompi_coll_base_nbc_request_t):
+ * the MPI layer keeps a user's datatypes and ops alive through it while the operation runs
+ * (ompi_coll_base_retain_op writes the fields after ompi_request_t). */
+typedef struct loom_request_t {
+    ompi_coll_base_nbc_request_t super;
+    struct loom_request_t *next; /* in the running list or the waiting queue */
+    struct ompi_communicator_t *comm;
+    mca_coll_loom_module_t *module;
+    loom_mpi_call_t mpi;
+    loom_glue_call_t call;
+    const char *algorithm, *rule;
+    int tag;
+    loom_pml_transport_t transport;
+    loom_resumable_t *op; /* while running */
+    int queued;           /* waiting for a place among the running operations */
+    int freed;            /* MPI let go of the request before it ended: release it then */
+} loom_request_t;
+
+OBJ_CLASS_DECLARATION(loom_request_t);
+
+/* The running operations and the queue, and whether the progress function is registered.
+ * Requests come from a free list, as libnbc's do: the MPI layer may read a request after its
+ * free function returned (ompi_coll_base's free_objs_callback), so its memory stays ours. */
+static opal_mutex_t lock;
+static opal_free_list_t request_pool;
+static loom_request_t *running, *queue_head, *queue_tail;
+static int running_count, progressing, registered;
+
+/* ---- the request ---- */
+
+static void release(loom_request_t *r)
+{
+    loom_views_free(&r->call);
+    loom_call_fini(&r->call);
+    OBJ_RELEASE(r->comm);
+    OMPI_REQUEST_FINI(&r->super.super);
+    opal_free_list_return(&request_pool, &r->super.super.super);
+}
+
+/* The operation ended with rc (a loom code): views out, counters, the request completed. */
+static void finish(loom_request_t *r, int rc)
+{
+    rc = loom_to_ompi_error(rc);
+    const int fini_rc = loom_pml_transport_fini(&r->transport);
+    if (OMPI_SUCCESS == rc) rc = fini_rc;
+    if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
+    loom_resumable_free(r->op);
+    r->op = NULL;
+    if (OMPI_SUCCESS == rc) loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
+    r->super.super.req_status.MPI_ERROR = rc;
+    /* Completion runs the MPI layer's callbacks (releasing the datatypes and op it kept). */
+    const int freed = r->freed;
+    ompi_request_complete(&r->super.super, true);
+    if (freed) release(r);
+}
+
+/* Makes r's operation and runs it to its first wait. 1 if it ended already. */
+static int run_first(loom_request_t *r, int *rc)
+{
+    loom_pml_transport_init(&r->transport, r->comm, r->module, r->tag);
+    loom_pml_transport_resumable(&r->transport);
+    r->op = loom_resumable_create(&r->transport.ops, &r->call.core);
+    if (NULL == r->op) {
+        *rc = LOOM_ERR_NO_MEMORY;
+        return 1;
+    }
+    return loom_resumable_resume(r->op, rc);
+}
+
+static int max_running(void)
+{
+    return mca_coll_loom_component.nonblocking_max > 0 ? mca_coll_loom_component.nonblocking_max : 1;
+}
+
+/* Runs r, or queues it behind coll_loom_nonblocking_max running operations. */
+static int launch(loom_request_t *r)
+{
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    r->super.super.req_complete = REQUEST_PENDING;
+    r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
+    r->super.super.req_status._cancelled = 0;
+    r->next = NULL;
+    if (!r->call.dense) {
+        loom_views_free(&r->call);
+        const int rc = loom_views_in(&r->call);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
+    OPAL_THREAD_LOCK(&lock);
+    if (!registered) {
+        registered = 1;
+        opal_progress_register(mca_coll_loom_progress);
+    }
+    /* A place among the running operations is taken here, so threads starting at once never
+     * run more than the bound. */
+    const int room = running_count < max_running();
+    if (room) {
+        ++running_count;
+    } else {
+        r->queued = 1;
+        if (NULL == queue_tail)
+            queue_head = r;
+        else
+            queue_tail->next = r;
+        queue_tail = r;
+    }
+    OPAL_THREAD_UNLOCK(&lock);
+    if (!room) return OMPI_SUCCESS;
+    int rc = LOOM_SUCCESS;
+    const int ended = run_first(r, &rc);
+    OPAL_THREAD_LOCK(&lock);
+    if (ended) {
+        --running_count;
+    } else {
+        r->next = running;
+        running = r;
+    }
+    OPAL_THREAD_UNLOCK(&lock);
+    if (ended) finish(r, rc);
+    return OMPI_SUCCESS;
+}
+
+static int request_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        const int rc = launch((loom_request_t *)requests[i]);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* MPI_Request_free, or MPI_Wait* on a completed non-persistent request. A request still
+ * running (freed by the application, which MPI allows loom to support) ends in the background
+ * and is released then. */
+static int request_free(ompi_request_t **request)
+{
+    loom_request_t *r = (loom_request_t *)*request;
+    OPAL_THREAD_LOCK(&lock);
+    const int active = NULL != r->op || r->queued;
+    if (active) r->freed = 1;
+    OPAL_THREAD_UNLOCK(&lock);
+    if (!active) release(r);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+/* A collective cannot be cancelled (MPI). */
+static int request_cancel(ompi_request_t *request, int complete)
+{
+    (void)request;
+    (void)complete;
+    return MPI_ERR_REQUEST;
+}
+
+static void request_construct(loom_request_t *r) { r->super.super.req_type = OMPI_REQUEST_COLL; }
+
+OBJ_CLASS_INSTANCE(loom_request_t, ompi_coll_base_nbc_request_t, request_construct, NULL);
+
+/* A request from the free list, as new (a reused one may carry the MPI layer's callbacks). */
+static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persistent)
+{
+    loom_request_t *r = (loom_request_t *)opal_free_list_get(&request_pool);
+    if (NULL == r) return NULL;
+    OMPI_REQUEST_INIT(&r->super.super, persistent);
+    r->super.super.req_type = OMPI_REQUEST_COLL;
+    r->super.super.req_status._cancelled = 0;
+    r->super.super.req_start = request_start;
+    r->super.super.req_free = request_free;
+    r->super.super.req_cancel = request_cancel;
+    r->super.super.req_mpi_object.comm = comm;
+    r->super.cb.req_complete_cb = NULL;
+    r->super.req_complete_cb_data = NULL;
+    r->super.data.objs.objs[0] = r->super.data.objs.objs[1] = NULL;
+    r->next = NULL;
+    r->op = NULL;
+    r->queued = r->freed = 0;
+    r->algorithm = r->rule = NULL;
+    r->comm = comm;
+    OBJ_RETAIN(comm);
+    return r;
+}
+
+/* ---- progress ---- */
+
+/* Resumes every running operation once; starts queued ones as running ones end. One thread
+ * at a time, never recursively (an operation's isend may progress the PML, which may call
+ * opal_progress): another caller returns at once. */
+int mca_coll_loom_progress(void)
+{
+    if (0 == running_count && NULL == queue_head) return 0;
+    if (0 != OPAL_THREAD_TRYLOCK(&lock)) return 0;
+    if (progressing) {
+        OPAL_THREAD_UNLOCK(&lock);
+        return 0;
+    }
+    progressing = 1;
+    int completed = 0;
+    for (loom_request_t **link = &running; NULL != *link;) {
+        loom_request_t *r = *link;
+        int rc = LOOM_SUCCESS;
+        if (!loom_resumable_resume(r->op, &rc)) {
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        --running_count;
+        finish(r, rc);
+        ++completed;
+    }
+    while (NULL != queue_head && running_count < max_running()) {
+        loom_request_t *r = queue_head;
+        queue_head = r->next;
+        if (NULL == queue_head) queue_tail = NULL;
+        r->queued = 0;
+        int rc = LOOM_SUCCESS;
+        if (run_first(r, &rc)) {
+            finish(r, rc);
+            ++completed;
+            continue;
+        }
+        r->next = running;
+        running = r;
+        ++running_count;
+    }
+    progressing = 0;
+    OPAL_THREAD_UNLOCK(&lock);
+    return completed;
+}
+
+void mca_coll_loom_requests_init(void)
+{
+    OBJ_CONSTRUCT(&lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&request_pool, opal_free_list_t);
+    (void)opal_free_list_init(&request_pool, sizeof(loom_request_t), 8, OBJ_CLASS(loom_request_t), 0, 0, 0, -1, 8, NULL,
+                              0, NULL, NULL, NULL);
+}
+
+void mca_coll_loom_requests_fini(void)
+{
+    if (registered) opal_progress_unregister(mca_coll_loom_progress);
+    registered = 0;
+    OBJ_DESTRUCT(&request_pool);
+    OBJ_DESTRUCT(&lock);
+}
+
+/* ---- the call ---- */
+
+int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    const bool persistent = LOOM_PERSISTENT == mpi->kind;
+    loom_request_t *r = request_alloc(comm, persistent);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    r->mpi = *mpi;
+    r->module = module;
+    int rc;
+    const char *why = loom_describe(&r->call, &r->mpi, comm, &rc);
+    if (OMPI_SUCCESS != rc) {
+        release(r);
+        return rc;
+    }
+    if (NULL == why && (loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user)))
+        why = "device buffers (loom serves non-blocking and persistent calls on host memory only)";
+    r->call.core.form = LOOM_PERSISTENT == mpi->kind ? LOOM_FORM_PERSISTENT : LOOM_FORM_NONBLOCKING;
+    if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
+    if (NULL == r->algorithm) {
+        release(r);
+        loom_note_declined(mpi->kind, mpi->coll, comm, why);
+        return mca_coll_loom_hand_on(mpi, comm, module);
+    }
+    /* The tuning parameters as run() reads them for a blocking call; a persistent request
+     * keeps them from its init. */
+    if (0 == r->call.core.segment_bytes) r->call.core.segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == r->call.core.buffer_bytes) r->call.core.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    *mpi->request = &r->super.super;
+    if (persistent) return OMPI_SUCCESS; /* inactive until MPI_Start */
+    rc = launch(r);
+    if (OMPI_SUCCESS != rc) {
+        *mpi->request = MPI_REQUEST_NULL;
+        release(r);
+    }
+    return rc;
+}

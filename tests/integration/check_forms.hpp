@@ -1,0 +1,33 @@
+// The collectives as collectives_check calls them, in one of three forms (--form): blocking
+// (MPI_Allreduce), non-blocking (MPI_Iallreduce, then MPI_Wait) or persistent
+// (MPI_Allreduce_init - MPIX_Allreduce_init on Open MPI 4.1 - then MPI_Start, MPI_Wait and
+// MPI_Request_free). Every check runs through these, so each form gets the same cases:
+// derived datatypes, MPI_IN_PLACE, zero counts, every forced algorithm.
+#pragma once
+
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <string>
+
+namespace check {
+
+enum class Form { blocking, nonblocking, persistent };
+extern Form form;
+// "allreduce", "iallreduce" or "allreduce_init": the name of loom's MPI_T counters.
+std::string form_name(const char* collective);
+
+int allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+int reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int reduce_scatter(const void* sbuf, void* rbuf, const int* counts, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+              MPI_Comm comm);
+int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* counts, const int* displs,
+               MPI_Datatype rtype, MPI_Comm comm);
+int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int barrier(MPI_Comm comm);
+int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+             MPI_Comm comm);
+
+} // namespace check

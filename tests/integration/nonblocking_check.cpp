@@ -1,0 +1,370 @@
+// nonblocking_check: MPI's semantics for loom's non-blocking and persistent collectives
+// (coll_component/coll_loom_request.c). collectives_check --form nonblocking|persistent checks
+// every collective's results one call at a time; this checks what only overlapping calls show:
+//   * many operations outstanding on one communicator (issued in the same order everywhere),
+//     completed by MPI_Waitall, MPI_Waitany, MPI_Waitsome, MPI_Test polling and MPI_Wait in
+//     reverse order - each rank completing them in its own order;
+//   * operations on several communicators at once, completed in opposite orders on even and
+//     odd ranks;
+//   * blocking collectives (which may use loom's shared segment) and point-to-point on the same
+//     communicator while operations are outstanding;
+//   * MPI_Request_free on a running operation (it completes in the background: loom's
+//     counters say when, then its result is checked);
+//   * persistent requests started many times, with new data each time, and MPI_Startall;
+//   * with --threads N (MPI_THREAD_MULTIPLE): N threads, each on its own communicator.
+// Every result is checked against a reference computed here, and loom's MPI_T counters must
+// show that loom served the calls (coll_loom_i<collective>_served, ..._init_served).
+//
+//   mpirun ... nonblocking_check [--threads N] [--rounds R]
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+#include <mpi-ext.h>
+
+#include "loom_mpi_t.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && MPI_VERSION < 4
+#define PERSISTENT(name) MPIX_##name##_init
+#else
+#define PERSISTENT(name) MPI_##name##_init
+#endif
+
+namespace {
+
+int rank = 0, size = 1;
+std::atomic<long> failures{0};
+
+void fail(const std::string& what)
+{
+    if (failures++ < 20) std::fprintf(stderr, "nonblocking_check FAIL (rank %d): %s\n", rank, what.c_str());
+}
+
+int value(int r, int i, int salt) { return (r * 7 + i * 3 + salt * 5) % 101 - 50; }
+
+// One operation: its buffers, the request, and how to check its result.
+struct Op {
+    std::string what;
+    std::vector<int> send, recv;
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<int> expected;
+};
+
+// Starts one of several collectives, chosen by k, with `n` ints and data salted by `salt`.
+Op start(int k, int n, int salt, MPI_Comm comm)
+{
+    int me, p;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    Op op;
+    switch (k % 5) {
+    case 0: { // iallreduce, sum
+        op.what = "iallreduce of " + std::to_string(n);
+        op.send.resize(std::size_t(n));
+        op.recv.assign(std::size_t(n), -1);
+        op.expected.assign(std::size_t(n), 0);
+        for (int i = 0; i < n; ++i) {
+            op.send[std::size_t(i)] = value(me, i, salt);
+            for (int q = 0; q < p; ++q) op.expected[std::size_t(i)] += value(q, i, salt);
+        }
+        MPI_Iallreduce(op.send.data(), op.recv.data(), n, MPI_INT, MPI_SUM, comm, &op.request);
+        break;
+    }
+    case 1: { // ibcast from a root that moves with the salt
+        const int root = salt % p;
+        op.what = "ibcast of " + std::to_string(n) + " from " + std::to_string(root);
+        op.recv.assign(std::size_t(n), -1);
+        op.expected.resize(std::size_t(n));
+        for (int i = 0; i < n; ++i) op.expected[std::size_t(i)] = value(root, i, salt);
+        if (me == root) op.recv = op.expected;
+        MPI_Ibcast(op.recv.data(), n, MPI_INT, root, comm, &op.request);
+        break;
+    }
+    case 2: { // iallgather
+        op.what = "iallgather of " + std::to_string(n);
+        op.send.resize(std::size_t(n));
+        for (int i = 0; i < n; ++i) op.send[std::size_t(i)] = value(me, i, salt);
+        op.recv.assign(std::size_t(n * p), -1);
+        for (int q = 0; q < p; ++q)
+            for (int i = 0; i < n; ++i) op.expected.push_back(value(q, i, salt));
+        MPI_Iallgather(op.send.data(), n, MPI_INT, op.recv.data(), n, MPI_INT, comm, &op.request);
+        break;
+    }
+    case 3: { // ireduce_scatter_block, max
+        op.what = "ireduce_scatter_block of " + std::to_string(n);
+        op.send.resize(std::size_t(n * p));
+        for (int i = 0; i < n * p; ++i) op.send[std::size_t(i)] = value(me, i, salt);
+        op.recv.assign(std::size_t(n), -1);
+        for (int i = 0; i < n; ++i) {
+            int m = value(0, me * n + i, salt);
+            for (int q = 1; q < p; ++q) m = std::max(m, value(q, me * n + i, salt));
+            op.expected.push_back(m);
+        }
+        MPI_Ireduce_scatter_block(op.send.data(), op.recv.data(), n, MPI_INT, MPI_MAX, comm, &op.request);
+        break;
+    }
+    default: { // ialltoall
+        op.what = "ialltoall of " + std::to_string(n);
+        op.send.resize(std::size_t(n * p));
+        for (int i = 0; i < n * p; ++i) op.send[std::size_t(i)] = value(me, i, salt);
+        op.recv.assign(std::size_t(n * p), -1);
+        for (int q = 0; q < p; ++q)
+            for (int i = 0; i < n; ++i) op.expected.push_back(value(q, me * n + i, salt));
+        MPI_Ialltoall(op.send.data(), n, MPI_INT, op.recv.data(), n, MPI_INT, comm, &op.request);
+        break;
+    }
+    }
+    return op;
+}
+
+void check(const Op& op, const std::string& how)
+{
+    if (op.recv != op.expected) {
+        std::size_t i = 0;
+        while (i < op.recv.size() && i < op.expected.size() && op.recv[i] == op.expected[i]) ++i;
+        fail(op.what + " (" + how + "): first difference at element " + std::to_string(i));
+    }
+}
+
+// A batch of `count` operations on comm, sizes from tiny to large, in the same order everywhere.
+std::vector<Op> batch(int count, int salt, MPI_Comm comm)
+{
+    const int sizes[] = {1, 3, 100, 4097, 30000, 0};
+    std::vector<Op> ops;
+    ops.reserve(std::size_t(count));
+    for (int k = 0; k < count; ++k) ops.push_back(start(k + salt, sizes[(k + salt) % 6], salt * 31 + k, comm));
+    return ops;
+}
+
+std::vector<MPI_Request> requests(std::vector<Op>& ops)
+{
+    std::vector<MPI_Request> r;
+    for (Op& op : ops) r.push_back(op.request);
+    return r;
+}
+
+void many_outstanding(MPI_Comm comm, int round)
+{
+    // Waitall.
+    auto ops = batch(12, round, comm);
+    auto reqs = requests(ops);
+    MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    for (const Op& op : ops) check(op, "MPI_Waitall");
+    // Waitany.
+    ops = batch(9, round + 1, comm);
+    reqs = requests(ops);
+    for (std::size_t done = 0; done < reqs.size(); ++done) {
+        int index = MPI_UNDEFINED;
+        MPI_Waitany(int(reqs.size()), reqs.data(), &index, MPI_STATUS_IGNORE);
+        if (index == MPI_UNDEFINED) fail("MPI_Waitany found nothing to complete");
+    }
+    for (const Op& op : ops) check(op, "MPI_Waitany");
+    // Waitsome.
+    ops = batch(10, round + 2, comm);
+    reqs = requests(ops);
+    std::vector<int> indices(reqs.size());
+    for (std::size_t done = 0; done < reqs.size();) {
+        int outcount = 0;
+        MPI_Waitsome(int(reqs.size()), reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+        if (outcount == MPI_UNDEFINED) break;
+        done += std::size_t(outcount);
+    }
+    for (const Op& op : ops) check(op, "MPI_Waitsome");
+    // MPI_Test polling, odd ranks from the last operation, even ranks from the first.
+    ops = batch(8, round + 3, comm);
+    reqs = requests(ops);
+    std::size_t left = reqs.size();
+    for (long spins = 0; left > 0; ++spins) {
+        for (std::size_t j = 0; j < reqs.size(); ++j) {
+            const std::size_t i = rank % 2 ? reqs.size() - 1 - j : j;
+            if (reqs[i] == MPI_REQUEST_NULL) continue;
+            int flag = 0;
+            MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (flag) --left;
+        }
+        if (spins > 50000000) {
+            fail("MPI_Test polling never completed the operations");
+            return;
+        }
+    }
+    for (const Op& op : ops) check(op, "MPI_Test polling");
+    // MPI_Wait in reverse order of issue.
+    ops = batch(7, round + 4, comm);
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) MPI_Wait(&it->request, MPI_STATUS_IGNORE);
+    for (const Op& op : ops) check(op, "MPI_Wait in reverse order");
+}
+
+void several_communicators(MPI_Comm a, MPI_Comm b, int round)
+{
+    auto on_a = batch(5, round, a);
+    auto on_b = batch(5, round + 7, b);
+    auto ra = requests(on_a), rb = requests(on_b);
+    if (rank % 2) std::swap(ra, rb);
+    MPI_Waitall(int(ra.size()), ra.data(), MPI_STATUSES_IGNORE);
+    MPI_Waitall(int(rb.size()), rb.data(), MPI_STATUSES_IGNORE);
+    for (const Op& op : on_a) check(op, "first communicator");
+    for (const Op& op : on_b) check(op, "second communicator");
+}
+
+void mixed_with_blocking(MPI_Comm comm, int round)
+{
+    auto ops = batch(6, round, comm);
+    // Blocking collectives (40 of them: past coll_loom_shm_min_calls, so the segment is used)
+    // and a ring of point-to-point messages while the operations run.
+    for (int i = 0; i < 40; ++i) {
+        int in = rank + i, out = 0;
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, comm);
+        if (out != size * (size - 1) / 2 + size * i) fail("blocking allreduce among non-blocking operations");
+    }
+    int me;
+    MPI_Comm_rank(comm, &me);
+    int token = me, got = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % size, 77, &got, 1, MPI_INT, (me + size - 1) % size, 77, comm,
+                 MPI_STATUS_IGNORE);
+    if (got != (me + size - 1) % size) fail("point-to-point among non-blocking operations");
+    auto reqs = requests(ops);
+    MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    for (const Op& op : ops) check(op, "mixed with blocking calls");
+}
+
+void freed_while_running(MPI_Comm comm, loom::tools::LoomCounters& iallreduce)
+{
+    const unsigned long long served0 = iallreduce.served();
+    Op op = start(0, 20000, 9, comm);
+    MPI_Request_free(&op.request);
+    if (op.request != MPI_REQUEST_NULL) fail("MPI_Request_free left the handle set");
+    // It ends in the background: progress until loom's counter says so.
+    for (long spins = 0; iallreduce.served() == served0; ++spins) {
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, 12345, comm, &flag, MPI_STATUS_IGNORE);
+        if (spins > 50000000) {
+            fail("a freed operation never ended");
+            return;
+        }
+    }
+    check(op, "freed while running");
+    MPI_Barrier(comm);
+}
+
+void persistent(MPI_Comm comm, int starts)
+{
+    const int n = 1000;
+    std::vector<int> send(n), recv(n), bcast_buf(n);
+    MPI_Request r[2];
+    PERSISTENT(Allreduce)(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r[0]);
+    PERSISTENT(Bcast)(bcast_buf.data(), n, MPI_INT, size - 1, comm, MPI_INFO_NULL, &r[1]);
+    for (int s = 0; s < starts; ++s) {
+        for (int i = 0; i < n; ++i) send[std::size_t(i)] = value(rank, i, s);
+        if (rank == size - 1)
+            for (int i = 0; i < n; ++i) bcast_buf[std::size_t(i)] = value(rank, i, s + 1);
+        std::fill(recv.begin(), recv.end(), -1);
+        if (s % 2) {
+            MPI_Startall(2, r);
+        } else {
+            MPI_Start(&r[0]);
+            MPI_Start(&r[1]);
+        }
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < n; ++i) {
+            int want = 0;
+            for (int q = 0; q < size; ++q) want += value(q, i, s);
+            if (recv[std::size_t(i)] != want) {
+                fail("persistent allreduce, start " + std::to_string(s) + ": element " + std::to_string(i));
+                break;
+            }
+            if (bcast_buf[std::size_t(i)] != value(size - 1, i, s + 1)) {
+                fail("persistent bcast, start " + std::to_string(s) + ": element " + std::to_string(i));
+                break;
+            }
+        }
+    }
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+}
+
+void threads(int count, int rounds)
+{
+    std::vector<MPI_Comm> comms(static_cast<std::size_t>(count));
+    for (MPI_Comm& c : comms) MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < count; ++t)
+        pool.emplace_back([&, t] {
+            for (int round = 0; round < rounds; ++round) {
+                auto ops = batch(6, round * 13 + t, comms[std::size_t(t)]);
+                auto reqs = requests(ops);
+                MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+                for (const Op& op : ops) check(op, "thread " + std::to_string(t));
+            }
+        });
+    for (std::thread& th : pool) th.join();
+    for (MPI_Comm& c : comms) MPI_Comm_free(&c);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    int thread_count = 0, rounds = 3;
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (std::strcmp(argv[i], "--threads") == 0) thread_count = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    }
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, thread_count > 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (thread_count > 0 && provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0) std::printf("nonblocking_check: MPI_THREAD_MULTIPLE not provided; skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+    loom::tools::LoomCounters counters[3];
+    const char* watched[3] = {"iallreduce", "ibcast", "allreduce_init"};
+    for (int i = 0; i < 3; ++i)
+        if (!counters[i].open(watched[i])) {
+            std::fprintf(stderr, "nonblocking_check: loom's counters are missing: loom is not loaded\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    unsigned long long before[3];
+    for (int i = 0; i < 3; ++i) before[i] = counters[i].served();
+
+    if (thread_count > 0) {
+        threads(thread_count, rounds);
+    } else {
+        MPI_Comm a, b;
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &b); // all ranks, reversed
+        for (int round = 0; round < rounds; ++round) {
+            many_outstanding(a, round * 10);
+            several_communicators(a, b, round * 10 + 5);
+            mixed_with_blocking(b, round * 10 + 7);
+        }
+        freed_while_running(a, counters[0]);
+        persistent(a, 8);
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&b);
+    }
+    // loom must have served some of them (single-rank jobs: coll/self serves everything).
+    unsigned long long served[3];
+    for (int i = 0; i < 3; ++i) served[i] = counters[i].served() - before[i];
+    if (size > 1 && served[0] + served[1] == 0)
+        fail("loom served no iallreduce and no ibcast: the test proves nothing");
+    if (size > 1 && thread_count == 0 && served[2] == 0) fail("loom served no start of a persistent allreduce");
+
+    long mine = failures, all = 0;
+    MPI_Reduce(&mine, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        std::printf("nonblocking_check np=%d%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
+                    "starts on rank 0; %ld failures\n",
+                    size, thread_count > 0 ? (" with " + std::to_string(thread_count) + " threads").c_str() : "",
+                    served[0], served[1], served[2], all);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
+}
