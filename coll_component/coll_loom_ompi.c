@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ompi/mca/coll/base/coll_base_util.h"
+
 #if OMPI_MAJOR_VERSION == 4
 
 #include "ompi/mca/rte/rte.h"
@@ -43,6 +45,13 @@ char *loom_ompi_hostname(struct ompi_proc_t *proc)
 
 void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
 
+void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
+{
+    request->cb.req_complete_cb = NULL;
+    request->req_complete_cb_data = NULL;
+    request->data.objs.objs[0] = request->data.objs.objs[1] = NULL;
+}
+
 #endif
 
 #if OMPI_MAJOR_VERSION == 5
@@ -68,7 +77,7 @@ int loom_ompi_modex_put(const char *key, const void *data, size_t size)
 int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size)
 {
     int rc;
-    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **) data, size);
+    OPAL_MODEX_RECV_STRING(rc, key, &proc->super.proc_name, (uint8_t **)data, size);
     return PMIX_SUCCESS == rc ? OPAL_SUCCESS : OPAL_ERR_NOT_FOUND;
 }
 
@@ -79,5 +88,13 @@ char *loom_ompi_hostname(struct ompi_proc_t *proc)
 }
 
 void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
+
+void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
+{
+    request->cb.req_complete_cb = NULL;
+    request->req_complete_cb_data = NULL;
+    request->data.refcounted.objs.objs[0] = request->data.refcounted.objs.objs[1] = NULL;
+    request->data.release_arrays[0] = NULL;
+}
 
 #endif

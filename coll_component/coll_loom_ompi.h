@@ -6,11 +6,12 @@
  * coll_loom_ompi.c, nowhere else.
  *
  *   Open MPI 4.1.x  coll type version 2.0.0, module struct 2.3.0 (has ft_event),  supported
- *                   OPAL's pmix framework, borrowed host names, opal/threads/mutex.h
+ *                   OPAL's pmix framework, borrowed host names, opal/threads/mutex.h,
+ *                   nbc request data.objs
  *   Open MPI 5.0.x  coll type version 2.4.0, module struct 2.4.0 (no ft_event;     supported
  *                   coll_agree/iagree, coll_module_disable, reduce_local and the
  *                   *_init slots), PMIx called directly, malloc'd host names,
- *                   opal/mca/threads/mutex.h
+ *                   opal/mca/threads/mutex.h, nbc request data.refcounted and release_arrays
  *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API, size_t counts   not supported
  *
  * A component built for the wrong version loads and is silently ignored by Open MPI, so an
@@ -68,6 +69,12 @@ char *loom_ompi_hostname(struct ompi_proc_t *proc);
 
 /* Stops the job with `message` (a bad rule file under coll_loom_rules_strict). */
 void loom_ompi_abort(const char *message);
+
+/* Clears what the MPI layer keeps in a non-blocking collective request (the datatypes and ops
+ * it retains; 5.0 also arrays), as the class's constructor does, for a request reused from a
+ * free list. */
+struct ompi_coll_base_nbc_request_t;
+void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request);
 
 END_C_DECLS
 

@@ -204,9 +204,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     r->super.super.req_free = request_free;
     r->super.super.req_cancel = request_cancel;
     r->super.super.req_mpi_object.comm = comm;
-    r->super.cb.req_complete_cb = NULL;
-    r->super.req_complete_cb_data = NULL;
-    r->super.data.objs.objs[0] = r->super.data.objs.objs[1] = NULL;
+    loom_ompi_nbc_request_clear(&r->super);
     r->next = NULL;
     r->op = NULL;
     r->queued = r->freed = 0;
