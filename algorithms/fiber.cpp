@@ -1,64 +1,95 @@
+// glibc's fortified longjmp refuses a jump to another stack ("longjmp causes uninitialized
+// stack frame"), which is what a fiber switch is.
+#undef _FORTIFY_SOURCE
 #include "fiber.hpp"
 
+#include <csetjmp>
+#include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
 namespace loom {
+
+struct Fiber::Context {
+    void* stack = nullptr;
+    std::size_t mapped = 0;
+    bool started = false; // its run loop is on the stack (parked or running a fiber)
+    Fiber* fiber = nullptr;
+    ucontext_t start{}, starter{};
+    std::jmp_buf in{}, out{}; // where the fiber goes on; where its resumer goes on
+
+    explicit Context(std::size_t stack_bytes)
+    {
+        const auto page = std::size_t(sysconf(_SC_PAGESIZE));
+        mapped = (stack_bytes + page - 1) / page * page + page; // + the guard page
+        stack = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (stack == MAP_FAILED) throw std::bad_alloc();
+        mprotect(stack, page, PROT_NONE); // stacks grow down: the guard is the lowest page
+    }
+    ~Context() { munmap(stack, mapped); }
+
+    // The run loop, on the context's own stack: run a fiber's body, park, run the next.
+    // Nothing here reads a thread_local: a parked context may be resumed on another thread.
+    static void run(unsigned hi, unsigned lo)
+    {
+        auto* self = reinterpret_cast<Context*>((std::uintptr_t(hi) << 32) | std::uintptr_t(lo));
+        for (;;) {
+            Fiber* f = self->fiber;
+            try {
+                f->body_();
+            } catch (...) {
+                f->failure_ = std::current_exception();
+            }
+            f->finished_ = true;
+            if (_setjmp(self->in) == 0) _longjmp(self->out, 1);
+        }
+    }
+};
+
 namespace {
 thread_local Fiber* current = nullptr;
 
-// Stacks of the default size are kept for the next fiber of this thread: a simulation
-// creates one per rank, and mapping and faulting in thousands of stacks per run costs more
-// than the run. The pool stays mapped until the thread ends.
-struct StackPool {
-    std::vector<void*> free;
-    std::size_t bytes = 0;
-    ~StackPool()
+// Contexts of the default size are kept for the next fiber of this thread: a simulation
+// creates one per rank and a non-blocking collective one per call, and mapping a stack or
+// starting a context costs more than a short run. The pool stays until the thread ends.
+struct ContextPool {
+    std::vector<Fiber::Context*> free;
+    ~ContextPool()
     {
-        for (void* s : free) munmap(s, bytes);
+        for (Fiber::Context* c : free) delete c;
     }
 };
-thread_local StackPool pool;
+thread_local ContextPool pool;
 constexpr std::size_t kPoolLimit = 1 << 15;
 } // namespace
 
 Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : body_(std::move(body))
 {
-    const auto page = std::size_t(sysconf(_SC_PAGESIZE));
-    mapped_ = (stack_bytes + page - 1) / page * page + page; // + the guard page
-    if (mapped_ == pool.bytes && !pool.free.empty()) {
-        stack_ = pool.free.back();
+    if (stack_bytes == kDefaultStack && !pool.free.empty()) {
+        context_ = pool.free.back();
         pool.free.pop_back();
-        return;
+    } else {
+        context_ = new Context(stack_bytes);
     }
-    stack_ = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (stack_ == MAP_FAILED) throw std::bad_alloc();
-    mprotect(stack_, page, PROT_NONE); // stacks grow down: the guard is the lowest page
+    context_->fiber = this;
 }
 
 Fiber::~Fiber()
 {
-    if (pool.bytes == 0) pool.bytes = mapped_;
-    if (mapped_ == pool.bytes && pool.free.size() < kPoolLimit)
-        pool.free.push_back(stack_);
-    else
-        munmap(stack_, mapped_);
-}
-
-void Fiber::trampoline()
-{
-    Fiber* self = current;
-    try {
-        self->body_();
-    } catch (...) {
-        self->failure_ = std::current_exception();
+    // A context whose fiber stopped midway holds that fiber's frames: it cannot run another.
+    const bool parked = finished_ || !context_->started;
+    const auto page = std::size_t(sysconf(_SC_PAGESIZE));
+    const bool default_size = context_->mapped == (kDefaultStack + page - 1) / page * page + page;
+    if (parked && default_size && pool.free.size() < kPoolLimit) {
+        context_->fiber = nullptr;
+        pool.free.push_back(context_);
+    } else {
+        delete context_;
     }
-    self->finished_ = true;
-    // Returning would follow uc_link; switch back explicitly instead.
-    swapcontext(&self->context_, &self->caller_);
 }
 
 void Fiber::resume()
@@ -66,15 +97,21 @@ void Fiber::resume()
     if (finished_) return;
     Fiber* outer = current;
     current = this;
-    if (!started_) {
-        started_ = true;
-        getcontext(&context_);
-        context_.uc_stack.ss_sp = stack_;
-        context_.uc_stack.ss_size = mapped_;
-        context_.uc_link = nullptr;
-        makecontext(&context_, &Fiber::trampoline, 0);
+    Context* c = context_;
+    if (_setjmp(c->out) == 0) {
+        if (!c->started) {
+            c->started = true;
+            getcontext(&c->start);
+            c->start.uc_stack.ss_sp = c->stack;
+            c->start.uc_stack.ss_size = c->mapped;
+            c->start.uc_link = nullptr;
+            const auto p = reinterpret_cast<std::uintptr_t>(c);
+            makecontext(&c->start, reinterpret_cast<void (*)()>(&Context::run), 2, unsigned(p >> 32),
+                        unsigned(p & 0xffffffffu));
+            swapcontext(&c->starter, &c->start); // never returns here: the context jumps to c->out
+        }
+        _longjmp(c->in, 1);
     }
-    swapcontext(&caller_, &context_);
     current = outer;
     if (failure_) {
         auto e = failure_;
@@ -87,7 +124,8 @@ void Fiber::yield()
 {
     Fiber* self = current;
     if (self == nullptr) throw std::logic_error("Fiber::yield outside a fiber");
-    swapcontext(&self->context_, &self->caller_);
+    Context* c = self->context_;
+    if (_setjmp(c->in) == 0) _longjmp(c->out, 1);
 }
 
 } // namespace loom

@@ -1,15 +1,16 @@
 // A fiber: a function running on its own stack that can pause (yield) and be resumed. loom-sim
 // holds thousands of simulated ranks mid-algorithm in one thread with it, and the non-blocking
 // collectives (resumable.hpp) run an algorithm's unchanged function on one, pausing wherever
-// it would wait. Built on ucontext; the stack is mmap'd (only touched pages cost memory) with
-// a guard page below it, so an overflow faults instead of corrupting a neighbour. A switch
-// costs a few hundred nanoseconds (swapcontext saves the signal mask with a system call).
+// it would wait. The stack is mmap'd (only touched pages cost memory) with a guard page below
+// it, so an overflow faults instead of corrupting a neighbour. A stack is started once with
+// ucontext (makecontext, swapcontext) and then kept, running one fiber after another; every
+// switch is a _setjmp/_longjmp pair, which saves no signal mask: ucontext's sigprocmask system
+// calls on every switch and start made an 8-byte MPI_Iallreduce cost 4x its blocking form.
 #pragma once
 
 #include <cstddef>
 #include <exception>
 #include <functional>
-#include <ucontext.h>
 
 namespace loom {
 
@@ -29,13 +30,16 @@ public:
     // Called from inside a running fiber: back to whoever resumed it.
     static void yield();
 
+    // A stack and the place a fiber on it runs from. A context whose body returned stays
+    // parked in its run loop and takes the next fiber of its thread without a new start
+    // (fiber.cpp); contexts are kept per thread.
+    struct Context;
+
 private:
-    static void trampoline();
+    friend struct Context;
     std::function<void()> body_;
-    void* stack_ = nullptr;
-    std::size_t mapped_ = 0;
-    ucontext_t context_{}, caller_{};
-    bool started_ = false, finished_ = false;
+    Context* context_ = nullptr;
+    bool finished_ = false;
     std::exception_ptr failure_;
 };
 
