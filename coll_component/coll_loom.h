@@ -125,7 +125,7 @@ typedef struct mca_coll_loom_module_t {
     unsigned handing_on;
     /* Per collective, the last call loom's rules handed on (loom_repeat_*, coll_loom_call.c):
      * a repeat of it is handed on without being described or chosen again. */
-    loom_repeat_t handed_on[LOOM_COLL_COUNT];
+    loom_repeat_t handed_on[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;

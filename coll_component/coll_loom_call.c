@@ -284,9 +284,9 @@ static int unforced(loom_coll_t coll)
     return NULL == forced || '\0' == forced[0];
 }
 
-static const loom_repeat_t *repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
+const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
-    const loom_repeat_t *r = &module->handed_on[mpi->coll];
+    const loom_repeat_t *r = &module->handed_on[mpi->kind][mpi->coll];
     if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != mpi->count || r->dtype != mpi->dtype ||
         r->op != mpi->op || r->root != mpi->root || r->scount != mpi->scount || r->sdtype != mpi->sdtype ||
         r->in_place != in_place_of(mpi) || r->segment != module->segment || r->single_copy != module->single_copy ||
@@ -295,9 +295,9 @@ static const loom_repeat_t *repeat_of(const loom_mpi_call_t *mpi, const mca_coll
     return r;
 }
 
-static void remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why)
+void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why)
 {
-    loom_repeat_t *r = &module->handed_on[mpi->coll];
+    loom_repeat_t *r = &module->handed_on[mpi->kind][mpi->coll];
     r->valid = remembered(mpi) && unforced(mpi->coll);
     if (!r->valid) return;
     r->count = mpi->count;
@@ -314,7 +314,7 @@ static void remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_
 
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    const loom_repeat_t *repeat = repeat_of(mpi, module);
+    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
     if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll)) && !loom_is_device(mpi->sbuf) &&
         !loom_is_device(mpi->rbuf)) {
         loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
@@ -366,7 +366,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     if (NULL == algorithm) {
         /* Remembered only as decided without wanting a segment: such a call counts towards
          * making one, and its repeat must too. */
-        if (!device && !c.core.wants_segment) remember_handed_on(mpi, module, why);
+        if (!device && !c.core.wants_segment) loom_remember_handed_on(mpi, module, why);
         return hand_on(&c, device, comm, module, why);
     }
 

@@ -98,6 +98,12 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
 int loom_to_ompi_error(int rc);
 /* 1 if p is device (CUDA) memory. */
 int loom_is_device(const void *p);
+/* The last call of mpi's collective and form loom handed on, if mpi repeats it (the same
+ * count, predefined datatypes and op, root, in-place use, segment state; coll_loom_fast_repeats
+ * on, nothing forced): then it is handed on at once. NULL otherwise. */
+const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module);
+/* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
+void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
 /* Frees the scratch copies of a dense view (before making them again: a persistent request). */
 void loom_views_free(loom_glue_call_t *c);
 

@@ -281,6 +281,12 @@ void mca_coll_loom_requests_fini(void)
 
 int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
+    /* A repeat of the call handed on last (device buffers aside) goes on at once. */
+    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
+    if (NULL != repeat && !loom_is_device(mpi->sbuf) && !loom_is_device(mpi->rbuf)) {
+        loom_note_declined(mpi->kind, mpi->coll, comm, repeat->why);
+        return mca_coll_loom_hand_on(mpi, comm, module);
+    }
     const bool persistent = LOOM_PERSISTENT == mpi->kind;
     loom_request_t *r = request_alloc(comm, persistent);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -297,6 +303,9 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     r->call.core.form = LOOM_PERSISTENT == mpi->kind ? LOOM_FORM_PERSISTENT : LOOM_FORM_NONBLOCKING;
     if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
     if (NULL == r->algorithm) {
+        const int device =
+            NULL != r->call.core.copier || loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
+        if (!device) loom_remember_handed_on(mpi, module, why);
         release(r);
         loom_note_declined(mpi->kind, mpi->coll, comm, why);
         return mca_coll_loom_hand_on(mpi, comm, module);

@@ -13,10 +13,15 @@
 // reference computed here. Run it with a rule file that hands some sizes on (rules/repeat.rules)
 // so there are repeats to remember; the test fails if no repeat was handed on or no call served.
 //
-//   mpirun ... repeat_check [--steps 400]
+// With --form nonblocking|persistent the calls are MPI_Iallreduce + MPI_Wait (or _init, Start,
+// Wait, Request_free; check_forms.hpp) and the counters loom's coll_loom_i<collective>_* (or
+// _init_*): repeats of a handed-on non-blocking call skip the decision too.
+//
+//   mpirun ... repeat_check [--steps 400] [--form blocking|nonblocking|persistent]
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "check_forms.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <algorithm>
@@ -112,7 +117,7 @@ void call(const Case& c, MPI_Comm comm)
     case allreduce: {
         auto send = buffer(c.type, n), recv = buffer(c.type, n);
         for (long i = 0; i < n; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        MPI_Allreduce(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
+        check::allreduce(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
         for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
         break;
     }
@@ -120,7 +125,7 @@ void call(const Case& c, MPI_Comm comm)
         const bool root = rank == c.root, here = c.in_place && root;
         auto send = buffer(c.type, n), recv = buffer(c.type, n);
         for (long i = 0; i < n; ++i) set(here ? recv : send, c.type, i, value(rank, i));
-        MPI_Reduce(here ? in_place : send.data(), recv.data(), c.count, c.type, c.op, c.root, comm);
+        check::reduce(here ? in_place : send.data(), recv.data(), c.count, c.type, c.op, c.root, comm);
         if (root)
             for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
         break;
@@ -128,7 +133,7 @@ void call(const Case& c, MPI_Comm comm)
     case reduce_scatter_block: {
         auto send = buffer(c.type, all), recv = buffer(c.type, c.in_place ? all : n);
         for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        MPI_Reduce_scatter_block(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
+        check::reduce_scatter_block(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
         for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, rank * n + i));
         break;
     }
@@ -137,9 +142,9 @@ void call(const Case& c, MPI_Comm comm)
         for (long i = 0; i < n; ++i)
             set(c.in_place ? recv : send, c.type, (c.in_place ? rank * n : 0) + i, value(rank, i));
         if (c.in_place)
-            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
+            check::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
         else
-            MPI_Allgather(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
+            check::allgather(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
         for (int q = 0; q < size; ++q)
             for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, i));
         break;
@@ -148,18 +153,18 @@ void call(const Case& c, MPI_Comm comm)
         auto b = buffer(c.type, n);
         if (rank == c.root)
             for (long i = 0; i < n; ++i) set(b, c.type, i, value(c.root, i));
-        MPI_Bcast(b.data(), c.count, c.type, c.root, comm);
+        check::bcast(b.data(), c.count, c.type, c.root, comm);
         for (long i = 0; i < n; ++i) expect(b, i, value(c.root, i));
         break;
     }
-    case barrier: MPI_Barrier(comm); break;
+    case barrier: check::barrier(comm); break;
     case alltoall: {
         auto send = buffer(c.type, all), recv = buffer(c.type, all);
         for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
         if (c.in_place)
-            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
+            check::alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
         else
-            MPI_Alltoall(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
+            check::alltoall(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
         for (int q = 0; q < size; ++q)
             for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, rank * n + i));
         break;
@@ -220,12 +225,17 @@ int main(int argc, char** argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int steps = 400;
-    for (int i = 1; i + 1 < argc; ++i)
+    for (int i = 1; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--form") == 0)
+            check::form = std::strcmp(argv[i + 1], "nonblocking") == 0  ? check::Form::nonblocking
+                          : std::strcmp(argv[i + 1], "persistent") == 0 ? check::Form::persistent
+                                                                        : check::Form::blocking;
+    }
 
     loom::tools::LoomCounters counters[coll_count];
     for (int c = 0; c < coll_count; ++c)
-        if (!counters[c].open(names[c])) {
+        if (!counters[c].open(check::form_name(names[c]))) {
             std::fprintf(stderr, "repeat_check: loom is not loaded\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -278,7 +288,7 @@ int main(int argc, char** argv)
     MPI_Comm_free(&fast);
     MPI_Comm_free(&full);
     long all_failures = 0;
-    MPI_Reduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    check::reduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         std::printf("repeat_check np=%d: %d steps over %zu cases, each on two communicators; served %ld, handed on "
                     "%ld (%ld of them repeats of the call handed on before); %ld failures\n",
