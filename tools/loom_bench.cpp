@@ -5,7 +5,7 @@
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
-//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound]
+//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking] [--overlap]
 //
 // Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
@@ -55,6 +55,13 @@
 // and reducing at once), as a column "bound" (CSV rows with contender "bound") and a third
 // block: the bound over each contender's time, in percent (100%: the contender is at the
 // bound).
+// --form nonblocking times the non-blocking calls instead (MPI_Iallreduce then MPI_Wait at
+// once), with loom's coll_loom_i<collective>_* counters and without the contenders that need
+// a shared segment (non-blocking calls never have one). --overlap (implies it) also times
+// each contender OSU-style (osu_iallreduce): start, a computation as long as the contender's
+// pure time (a busy loop that makes no MPI call), wait; it adds columns "NAME+compute" (CSV
+// rows with that contender name) and an "overlap %" block: 100 (1 - (T - t) / t), at least
+// 0, t the pure time and T the time with computation.
 // Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
@@ -87,7 +94,8 @@ const char* const kUsage = "usage: mpirun -np N [--mca coll loom,tuned,basic,lib
                            "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
                            "                         (also allgatherv, reduce_scatter, alltoall)\n"
                            "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
-                           "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n";
+                           "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
+                           "           [--form blocking|nonblocking] [--overlap]\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -105,7 +113,9 @@ struct Options {
     int repeats = 5;
     double seconds = 0.05; // per timed run
     std::string csv;
-    bool bound = false; // measure and show the single-copy lower bound
+    bool bound = false;       // measure and show the single-copy lower bound
+    bool nonblocking = false; // --form nonblocking: MPI_Iallreduce + MPI_Wait
+    bool overlap = false;     // also time each call with computation in between (OSU-style)
 };
 
 std::vector<std::string> split(const std::string& text, const std::string& what)
@@ -195,12 +205,19 @@ Options parse_options(int argc, char** argv)
             o.csv = value();
         else if (arg == "--bound")
             o.bound = true;
+        else if (arg == "--form") {
+            const std::string f = value();
+            if (f != "blocking" && f != "nonblocking") throw Usage("--form wants blocking or nonblocking");
+            o.nonblocking = f == "nonblocking";
+        } else if (arg == "--overlap")
+            o.overlap = o.nonblocking = true;
         else if (arg == "-h" || arg == "--help")
             throw Usage("");
         else
             throw Usage("unknown argument '" + arg + "'");
     }
     if (!sizes_given) o.sizes = parse_range("8:64K");
+    if (o.bound && o.nonblocking) throw Usage("--bound is for blocking calls");
     return o;
 }
 
@@ -333,10 +350,11 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     std::vector<const Contender*> here;
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
+    // Non-blocking calls never have a shared segment (coll_loom_request.c).
+    loom::CallShape shape{job.size, k.bytes, true, job.nodes, job.ranks_per_node};
+    shape.segment = shape.single_copy = !o.nonblocking;
     for (const Contender& x : all)
-        if (!x.algorithm ||
-            (!loom::why_not(*x.algorithm, loom::CallShape{job.size, k.bytes, true, job.nodes, job.ranks_per_node}) &&
-             !(x.algorithm->needs.topology && job.nodes < 2)))
+        if (!x.algorithm || (!loom::why_not(*x.algorithm, shape) && !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);
     if (here.empty()) return std::vector<Result>{};
     const std::string where = " at " + format_size(k.bytes) + " bytes (np " + std::to_string(job.size) + ")";
@@ -373,6 +391,23 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
             runs[i].calls += 1 + runs[i].iterations;
         }
 
+    // With --overlap: the same calls with computation as long as each contender's pure time
+    // in between (the same on every rank: rank 0's median), rounds interleaved again.
+    std::vector<double> compute(here.size(), 0.0);
+    std::vector<std::vector<double>> with_compute(here.size());
+    if (o.overlap) {
+        for (std::size_t i = 0; i < here.size(); ++i)
+            compute[i] = double(bench::from_root(long(bench::median(runs[i].seconds) * 1e9), job.size)) / 1e9;
+        for (int round = 0; round < o.repeats; ++round)
+            for (std::size_t i = 0; i < here.size(); ++i) {
+                force(name, *here[i]);
+                CounterWindow window(here[i]->loom ? counters : nullptr, runs[i]);
+                with_compute[i].push_back(
+                    bench::timed_overlap_run(k, *job.buffers, job.rank, job.size, runs[i].iterations, compute[i]));
+                runs[i].calls += runs[i].iterations;
+            }
+    }
+
     // loom served every call of its forced contenders (barrier: timed_run's own barriers count
     // too). loom's own choice may hand calls on by a `fallback` rule: then every call is counted
     // as served or declined.
@@ -399,6 +434,9 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
             const double seconds = bench::median(runs[i].seconds);
             results.push_back(Result{here[i]->name, seconds / bench::kUs, runs[i].iterations,
                                      seconds > 0 ? bus_factor(c, job.size) * double(k.bytes) / seconds / 1e9 : 0});
+            if (o.overlap)
+                results.push_back(Result{here[i]->name + "+compute", bench::median(with_compute[i]) / bench::kUs,
+                                         runs[i].iterations, 0});
         }
     }
     return results;
@@ -408,12 +446,13 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
                  const std::vector<std::pair<std::size_t, std::vector<Result>>>& rows, const Job& job)
 {
     const std::string name(loom::to_string(c));
-    std::printf("\n%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n", name.c_str(),
+    std::printf("\n%s%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n",
+                job.options->nonblocking ? "i" : "", name.c_str(),
                 bench::is_reduction(c)     ? "MPI_DOUBLE + MPI_SUM"
                 : c == Collective::barrier ? "no data"
                                            : "MPI_BYTE",
                 job.size, job.options->repeats);
-    std::vector<std::string> columns;
+    std::vector<std::string> columns; // the contenders (not their "+compute" runs)
     for (const Contender& x : contenders)
         for (const auto& row : rows)
             if (std::any_of(row.second.begin(), row.second.end(),
@@ -450,6 +489,31 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
     std::vector<std::string> with_bound = columns;
     if (bounded) with_bound.push_back("bound");
     block(0, &Result::time_us, rows, with_bound);
+    if (job.options->overlap) {
+        // OSU's overlap: pure time t, time T with computation c = t in between; 100 (1 - (T - c) / t).
+        std::vector<std::string> totals;
+        for (const auto& col : columns) totals.push_back(col + "+compute");
+        std::printf("%s, np=%d: microseconds per call with computation as long as the pure call in between\n",
+                    name.c_str(), job.size);
+        block(0, &Result::time_us, rows, totals);
+        std::printf("%s, np=%d: overlap %% (100: the call hid wholly behind the computation)\n", name.c_str(),
+                    job.size);
+        Rows percent;
+        for (const auto& [bytes, results] : rows) {
+            std::vector<Result> row;
+            for (const auto& col : columns) {
+                const auto pure =
+                    std::find_if(results.begin(), results.end(), [&](const Result& r) { return r.contender == col; });
+                const auto total = std::find_if(results.begin(), results.end(),
+                                                [&](const Result& r) { return r.contender == col + "+compute"; });
+                if (pure == results.end() || total == results.end() || pure->time_us <= 0) continue;
+                const double overlap = 100 * (1 - (total->time_us - pure->time_us) / pure->time_us);
+                row.push_back(Result{col, std::max(0.0, overlap), 0, 0});
+            }
+            percent.emplace_back(bytes, row);
+        }
+        block(0, &Result::time_us, percent, columns);
+    }
     if (bus_factor(c, job.size) > 0 && !rows.empty() && rows.back().first >= kBusBandwidthFrom) {
         std::printf("%s, np=%d: bus bandwidth, GB/s (the same runs, sizes from %s)\n", name.c_str(), job.size,
                     format_size(kBusBandwidthFrom).c_str());
@@ -490,7 +554,8 @@ bool bench_collective(Collective c, const Job& job)
     std::optional<loom::tools::LoomCounters> counters;
     if (job.loom_loaded) {
         counters.emplace();
-        if (!counters->open(name)) throw std::runtime_error("loom's MPI_T counters for " + name + " are missing");
+        const std::string counted = o.nonblocking ? "i" + name : name;
+        if (!counters->open(counted)) throw std::runtime_error("loom's MPI_T counters for " + counted + " are missing");
     }
     if (job.rank == 0 && !setting.empty()) {
         std::printf("# the job sets coll_loom_%s_algorithm=\"%s\": contender \"loom\" runs with it\n", name.c_str(),
@@ -588,6 +653,7 @@ int main(int argc, char** argv)
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
+        bench::set_nonblocking(o.nonblocking);
         bench::SingleCopyBound bound(rank, size, o.seconds);
         const Job job{rank,
                       size,

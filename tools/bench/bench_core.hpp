@@ -13,6 +13,11 @@
 
 #include "registry.hpp"
 
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -89,8 +94,15 @@ struct Buffers {
     unsigned char* recv_bytes() { return reinterpret_cast<unsigned char*>(recv.data()); }
 };
 
-// One call of the case's collective.
+// How calls are made: blocking (MPI_Allreduce; the default), or non-blocking (MPI_Iallreduce,
+// then MPI_Wait at once). Set before the first call, alike on every rank.
+void set_nonblocking(bool on);
+bool nonblocking();
+
+// One call of the case's collective, in the form set.
 void call_once(const Case& k, Buffers& b);
+// Starts one non-blocking call of the case; the caller completes *request.
+void start_once(const Case& k, Buffers& b, MPI_Request* request);
 
 // Fills the buffers with data whose result is known, makes one call and checks this rank's
 // part of the result (every rank calls it; each returns its own verdict).
@@ -101,6 +113,13 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size);
 // A barrier, then `calls` calls; rank 0 gets the slowest rank's mean seconds per call (the
 // others get 0).
 double timed_run(const Case& k, Buffers& b, int rank, int size, long calls);
+
+// OSU-style overlap (osu_iallreduce): a barrier, then `calls` times: start the non-blocking
+// call, compute for `compute` seconds (a busy loop making no MPI call), wait; rank 0 gets the
+// slowest rank's mean seconds per call (the others get 0). With t the pure time of a call,
+// overlap = 100 (1 - (this - compute) / t), at least 0: 100 when the whole call hid behind
+// the computation.
+double timed_overlap_run(const Case& k, Buffers& b, int rank, int size, long calls, double compute);
 
 struct IterationPlan {
     double target_seconds = 0.1; // wanted duration of one timed run
