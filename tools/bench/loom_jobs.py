@@ -82,8 +82,10 @@ class Jobs:
         with open(csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
         for row in rows:
-            # "bound" (loom-bench --bound) is a measurement of the machine, in either job.
-            if row["contender"] != "bound" and (row["contender"] == "ompi") != (who == "ompi"):
+            # "bound" (loom-bench --bound) is a measurement of the machine, in either job;
+            # "NAME+compute" (--overlap) is NAME's run with computation.
+            name = row["contender"].split("+")[0]
+            if name != "bound" and (name == "ompi") != (who == "ompi"):
                 fail(self.prog, f"contender {row['contender']} in the {who} job")
         nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", r.stdout, re.M)
         return rows, int(nodes.group(1)) if nodes else 0
