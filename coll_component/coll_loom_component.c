@@ -93,7 +93,7 @@ static int loom_register(void)
     (void)mca_base_component_var_register(
         c, "nonblocking_max",
         "Non-blocking and persistent operations loom runs at once per process (each has a stack of "
-        "256 KiB of virtual memory, of which it touches a few pages); later ones wait, in order, until "
+        "256 KiB of virtual memory, mapped on demand); later ones wait, in order, until "
         "one ends. At least 1",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.nonblocking_max);
