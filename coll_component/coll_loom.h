@@ -191,6 +191,9 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
  * the component opens): no message, and the same on every rank. OMPI_SUCCESS or
  * OMPI_ERR_OUT_OF_RESOURCE. */
 void mca_coll_loom_publish_place(void);
+/* The process-wide cache of every process's place (component open and close). */
+void mca_coll_loom_places_init(void);
+void mca_coll_loom_places_fini(void);
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
 /* ---- Transport over the PML (coll_loom_pml.c) ---- */

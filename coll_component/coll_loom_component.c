@@ -252,6 +252,7 @@ static int loom_open(void)
     mca_coll_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     mca_coll_loom_requests_init();
+    mca_coll_loom_places_init();
     check_forced_algorithms();
     load_rules();
     loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);
@@ -262,6 +263,7 @@ static int loom_open(void)
 static int loom_close(void)
 {
     mca_coll_loom_requests_fini();
+    mca_coll_loom_places_fini();
     loom_shm_pool_drain();
     if (mca_coll_loom_component.output >= 0) opal_output_close(mca_coll_loom_component.output);
     mca_coll_loom_component.output = -1;
