@@ -145,7 +145,7 @@ int main(int argc, char** argv)
     int total_handed_on = 0;
     MPI_Reduce(&check::handed_on, &total_handed_on, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        std::printf("collectives_check np=%d, %s calls: %d checks on all ranks, %d failures (%d calls handed to Open "
+        std::printf("collectives_check np=%d: %s calls, %d checks on all ranks, %d failures (%d calls handed to Open "
                     "MPI by fallback rules of loom's own choice, results checked)%s\n",
                     size,
                     check::form == check::Form::blocking      ? "blocking"
