@@ -4,6 +4,7 @@
 // an error code: no exception ever crosses into Open MPI.
 #include "loom_c_api.h"
 
+#include "callback_transport.hpp"
 #include "guarded.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
@@ -21,40 +22,6 @@
 
 namespace loom {
 namespace {
-
-// Transport over the glue's callbacks; a failed callback becomes a TransportError.
-class CallbackTransport final : public Transport {
-public:
-    explicit CallbackTransport(const loom_transport_t& t) : t_(t) {}
-    int rank() const override { return t_.rank; }
-    int size() const override { return t_.size; }
-    void post_send(int peer, const void* buf, std::size_t bytes) override
-    {
-        check(t_.isend(t_.ctx, peer, buf, bytes), "isend");
-    }
-    void post_recv(int peer, void* buf, std::size_t bytes) override
-    {
-        check(t_.irecv(t_.ctx, peer, buf, bytes), "irecv");
-    }
-    void wait_all() override { check(t_.wait_all(t_.ctx), "wait_all"); }
-    void** shared_state() override { return t_.shared_state; }
-    void progress() override
-    {
-        if (t_.progress != nullptr) t_.progress(t_.ctx);
-    }
-    const topo::Layout* layout() const override
-    {
-        return t_.topology != nullptr ? static_cast<const topo::Layout*>(t_.topology(t_.ctx)) : nullptr;
-    }
-    void** node_shared_state() override { return t_.node_shared_state; }
-
-private:
-    static void check(int rc, const char* what)
-    {
-        if (rc != 0) throw TransportError(rc, what);
-    }
-    const loom_transport_t& t_;
-};
 
 Reduction to_reduction(const loom_reduction_t& r) { return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx}; }
 

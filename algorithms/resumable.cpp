@@ -14,6 +14,7 @@
 // fiber's per-thread pool. A resumption is two _setjmp/_longjmp switches (fiber.hpp). The operation has no shared state: shared-memory algorithms, which need the
 // communicator's segment for one call at a time, are not run here (the chooser is told there
 // is no segment), and device buffers are not staged here.
+#include "callback_transport.hpp"
 #include "fiber.hpp"
 #include "guarded.hpp"
 #include "loom_c_api.h"
@@ -26,21 +27,11 @@
 namespace loom {
 namespace {
 
-// Transport over the glue's callbacks that never blocks: a wait yields until test_all says
-// every posted message completed.
-class ResumableTransport final : public Transport {
+// The glue's transport, never blocking: a wait yields until test_all says every posted
+// message completed, and a wait on shared memory yields too.
+class ResumableTransport final : public CallbackTransport {
 public:
-    explicit ResumableTransport(const loom_transport_t& t) : t_(t) {}
-    int rank() const override { return t_.rank; }
-    int size() const override { return t_.size; }
-    void post_send(int peer, const void* buf, std::size_t bytes) override
-    {
-        check(t_.isend(t_.ctx, peer, buf, bytes), "isend");
-    }
-    void post_recv(int peer, void* buf, std::size_t bytes) override
-    {
-        check(t_.irecv(t_.ctx, peer, buf, bytes), "irecv");
-    }
+    using CallbackTransport::CallbackTransport;
     void wait_all() override
     {
         for (;;) {
@@ -51,17 +42,6 @@ public:
         }
     }
     void progress() override { Fiber::yield(); }
-    const topo::Layout* layout() const override
-    {
-        return t_.topology != nullptr ? static_cast<const topo::Layout*>(t_.topology(t_.ctx)) : nullptr;
-    }
-
-private:
-    static void check(int rc, const char* what)
-    {
-        if (rc != 0) throw TransportError(rc, what);
-    }
-    const loom_transport_t& t_;
 };
 
 } // namespace
