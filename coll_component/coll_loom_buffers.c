@@ -211,9 +211,8 @@ void loom_views_free(loom_glue_call_t *c)
 
 void loom_call_free(loom_glue_call_t *c)
 {
+    loom_views_free(c);
     for (int i = 0; i < 2; ++i) {
-        free(c->views[i].scratch);
-        c->views[i].scratch = NULL;
         free(c->copies[i].host);
         c->copies[i].host = NULL;
     }

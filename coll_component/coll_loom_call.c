@@ -195,11 +195,8 @@ int loom_to_ompi_error(int rc)
 static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
                mca_coll_loom_module_t *module)
 {
-    /* The tuning parameters are read here, once per call, so every collective sees the
-     * current values (they can be changed through MPI_T between calls); a rule's own
-     * segment= or buffer= option, already in the call, takes precedence. */
-    if (0 == call->segment_bytes) call->segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == call->buffer_bytes) call->buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    /* Read once per call, so every collective sees the current values. */
+    loom_apply_tuning(call);
     /* At coll_loom_verbose >= 1 the topology is made (and described) on the first call. */
     if (mca_coll_loom_component.verbose >= 1 && NULL == module->topology) {
         int rc = mca_coll_loom_topology(comm, module);
@@ -292,6 +289,8 @@ const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_l
         r->in_place != in_place_of(mpi) || r->segment != module->segment || r->single_copy != module->single_copy ||
         NULL != mpi->counts || !unforced(mpi->coll))
         return NULL;
+    /* Device buffers are handed on through host copies: the whole path. */
+    if (loom_is_device(MPI_IN_PLACE == mpi->sbuf ? NULL : mpi->sbuf) || loom_is_device(mpi->rbuf)) return NULL;
     return r;
 }
 
@@ -315,8 +314,7 @@ void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t 
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
-    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll)) && !loom_is_device(mpi->sbuf) &&
-        !loom_is_device(mpi->rbuf)) {
+    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll))) {
         loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
         return pass_on(mpi, comm, module);
     }

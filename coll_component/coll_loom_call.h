@@ -94,13 +94,21 @@ void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communic
  * segment and no single copy. NULL and *why if loom hands the call on. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule);
+/* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
+ * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
+ * change them between calls). */
+static inline void loom_apply_tuning(loom_call_t *call)
+{
+    if (0 == call->segment_bytes) call->segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == call->buffer_bytes) call->buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+}
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 int loom_to_ompi_error(int rc);
 /* 1 if p is device (CUDA) memory. */
 int loom_is_device(const void *p);
 /* The last call of mpi's collective and form loom handed on, if mpi repeats it (the same
- * count, predefined datatypes and op, root, in-place use, segment state; coll_loom_fast_repeats
- * on, nothing forced): then it is handed on at once. NULL otherwise. */
+ * count, predefined datatypes and op, root, in-place use, segment state, host buffers;
+ * coll_loom_fast_repeats on, nothing forced): then it is handed on at once. NULL otherwise. */
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module);
 /* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
 void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);

@@ -68,7 +68,6 @@ static int running_count, progressing, registered;
 
 static void release(loom_request_t *r)
 {
-    loom_views_free(&r->call);
     loom_call_fini(&r->call);
     OBJ_RELEASE(r->comm);
     OMPI_REQUEST_FINI(&r->super.super);
@@ -282,9 +281,9 @@ void mca_coll_loom_requests_fini(void)
 
 int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    /* A repeat of the call handed on last (device buffers aside) goes on at once. */
+    /* A repeat of the call handed on last goes on at once. */
     const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
-    if (NULL != repeat && !loom_is_device(mpi->sbuf) && !loom_is_device(mpi->rbuf)) {
+    if (NULL != repeat) {
         loom_note_declined(mpi->kind, mpi->coll, comm, repeat->why);
         return mca_coll_loom_hand_on(mpi, comm, module);
     }
@@ -299,22 +298,19 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         release(r);
         return rc;
     }
-    if (NULL == why && (loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user)))
+    const int device = loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
+    if (NULL == why && device)
         why = "device buffers (loom serves non-blocking and persistent calls on host memory only)";
     r->call.core.form = LOOM_PERSISTENT == mpi->kind ? LOOM_FORM_PERSISTENT : LOOM_FORM_NONBLOCKING;
     if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
     if (NULL == r->algorithm) {
-        const int device =
-            NULL != r->call.core.copier || loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
         if (!device) loom_remember_handed_on(mpi, module, why);
         release(r);
         loom_note_declined(mpi->kind, mpi->coll, comm, why);
         return mca_coll_loom_hand_on(mpi, comm, module);
     }
-    /* The tuning parameters as run() reads them for a blocking call; a persistent request
-     * keeps them from its init. */
-    if (0 == r->call.core.segment_bytes) r->call.core.segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == r->call.core.buffer_bytes) r->call.core.buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    /* A persistent request keeps the tuning parameters of its init. */
+    loom_apply_tuning(&r->call.core);
     r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     *mpi->request = &r->super.super;
     if (persistent) return OMPI_SUCCESS; /* inactive until MPI_Start */
