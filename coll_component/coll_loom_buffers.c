@@ -316,7 +316,7 @@ static void span_of(const loom_buffer_t *b, ptrdiff_t *start, size_t *bytes)
     *bytes = any ? (size_t)(hi - lo) : 0;
 }
 
-static int host_copy_in(loom_host_copy_t *h, loom_buffer_t *b)
+static int host_copy_make(loom_host_copy_t *h, loom_buffer_t *b)
 {
     if (NULL == b->user || LOOM_MEMORY_CUDA != loom_device_memory_kind(b->user)) return OMPI_SUCCESS;
     span_of(b, &h->start, &h->bytes);
@@ -324,13 +324,21 @@ static int host_copy_in(loom_host_copy_t *h, loom_buffer_t *b)
     if (NULL == h->host) return OMPI_ERR_OUT_OF_RESOURCE;
     h->user = b->user;
     b->user = h->host - h->start;
-    return 0 == loom_device_copy(h->host, (const char *)h->user + h->start, h->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
+    return OMPI_SUCCESS;
 }
 
-int loom_host_copies_in(loom_glue_call_t *c)
+/* A core buffer pointer set into h's device span (a dense call's) moves to the host copy. */
+static void *rebased(void *p, const loom_host_copy_t *h)
 {
-    int rc = host_copy_in(&c->copies[0], &c->send);
-    if (OMPI_SUCCESS == rc) rc = host_copy_in(&c->copies[1], &c->recv);
+    const char *first = (const char *)h->user + h->start;
+    if (NULL == h->user || NULL == p || (const char *)p < first || (const char *)p > first + h->bytes) return p;
+    return h->host + ((const char *)p - first);
+}
+
+int loom_host_copies_make(loom_glue_call_t *c)
+{
+    int rc = host_copy_make(&c->copies[0], &c->send);
+    if (OMPI_SUCCESS == rc) rc = host_copy_make(&c->copies[1], &c->recv);
     /* The MPI call, for handing on, points at the copies too. */
     c->on_host = *c->mpi;
     if (NULL != c->copies[0].user) c->on_host.sbuf = c->send.user;
@@ -339,7 +347,29 @@ int loom_host_copies_in(loom_glue_call_t *c)
         c->on_host.rbuf = c->recv.user;
     }
     c->mpi = &c->on_host;
+    /* A dense call's core buffers were set on the user's memory by loom_describe. */
+    if (c->dense)
+        for (int i = 0; i < 2; ++i) {
+            c->core.sbuf = rebased((void *)c->core.sbuf, &c->copies[i]);
+            c->core.rbuf = rebased(c->core.rbuf, &c->copies[i]);
+        }
     return rc;
+}
+
+int loom_host_copies_fill(const loom_glue_call_t *c)
+{
+    for (int i = 0; i < 2; ++i) {
+        const loom_host_copy_t *h = &c->copies[i];
+        if (NULL != h->user && 0 != loom_device_copy(h->host, (const char *)h->user + h->start, h->bytes))
+            return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+int loom_host_copies_in(loom_glue_call_t *c)
+{
+    const int rc = loom_host_copies_make(c);
+    return OMPI_SUCCESS == rc ? loom_host_copies_fill(c) : rc;
 }
 
 int loom_host_copies_out(loom_glue_call_t *c)

@@ -72,8 +72,13 @@ static inline void loom_call_fini(loom_glue_call_t *c)
 }
 
 /* Host copies of the device buffers (their blocks' whole span, holes included), and the
- * call's buffers pointed at them; loom_host_copies_out copies the written ones back. */
+ * call's buffers pointed at them; loom_host_copies_out copies the written ones back.
+ * loom_host_copies_in is make (allocate; the call's buffers, its MPI call and a dense call's
+ * core buffers pointed at the copies) then fill (device -> host); a persistent request makes
+ * them once and fills them at every start. */
 int loom_host_copies_in(loom_glue_call_t *c);
+int loom_host_copies_make(loom_glue_call_t *c);
+int loom_host_copies_fill(const loom_glue_call_t *c);
 int loom_host_copies_out(loom_glue_call_t *c);
 
 /* Where c->dense is 0: the dense views of the buffers, set into c->core's buffers;

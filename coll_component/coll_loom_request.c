@@ -29,10 +29,20 @@
  * waits in a FIFO and starts when a running one ends. Memory per running operation: its fiber
  * stack (256 KiB of virtual memory, mapped on demand; at most 64 KiB resident in the unit
  * test), the request (1.7 KiB) and the operation (1.5 KiB).
- * Device buffers are handed on: loom stages device memory in the blocking path only.
+ *
+ * Device buffers (CUDA): the operation runs on whole host copies of them, filled from the
+ * device when it starts (a synchronous copy in the starting call: local work, as MPI allows)
+ * and copied back when it ends, in whichever MPI call completes it. The rules see
+ * memory=cuda, as for a blocking call. A call loom hands on goes to the next component on the
+ * host copies too, since this Open MPI cannot read device memory: loom keeps its own request,
+ * whose "operation" is the next component's request (`inner`), and copies back once that
+ * completes. Such handed-on operations are started at once, never queued: the next component
+ * takes its tag when the call is made, and it must do so in the same order on every rank.
+ * Not the blocking path's segmented pipeline: a start copies everything in at once.
  */
 #include "coll_loom_call.h"
 
+#include "loom_device.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -49,9 +59,13 @@ typedef struct loom_request_t {
     const char *algorithm, *rule;
     int tag;
     loom_pml_transport_t transport;
-    loom_resumable_t *op; /* while running */
-    int queued;           /* waiting for a place among the running operations */
-    int freed;            /* MPI let go of the request before it ended: release it then */
+    loom_resumable_t *op;       /* while running */
+    int queued;                 /* waiting for a place among the running operations */
+    int freed;                  /* MPI let go of the request before it ended: release it then */
+    int host_copies;            /* device buffers: the call runs on host copies of them */
+    loom_mpi_call_t inner_call; /* handed on, on host copies: the call made to the next component */
+    ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
+    int inner_running;          /* inner is started and not yet seen complete */
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);
@@ -63,11 +77,15 @@ static opal_mutex_t lock;
 static opal_free_list_t request_pool;
 static loom_request_t *running, *queue_head, *queue_tail;
 static int running_count, progressing, registered;
+/* Device calls handed on, on host copies, whose next component's request is running. */
+static loom_request_t *handed_on;
+static int handed_on_count;
 
 /* ---- the request ---- */
 
 static void release(loom_request_t *r)
 {
+    if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_call_fini(&r->call);
     OBJ_RELEASE(r->comm);
     OMPI_REQUEST_FINI(&r->super.super);
@@ -78,12 +96,16 @@ static void release(loom_request_t *r)
 static void finish(loom_request_t *r, int rc)
 {
     rc = loom_to_ompi_error(rc);
-    const int fini_rc = loom_pml_transport_fini(&r->transport);
-    if (OMPI_SUCCESS == rc) rc = fini_rc;
-    if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
-    loom_resumable_free(r->op);
-    r->op = NULL;
-    if (OMPI_SUCCESS == rc) loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
+    if (NULL != r->op) {
+        const int fini_rc = loom_pml_transport_fini(&r->transport);
+        if (OMPI_SUCCESS == rc) rc = fini_rc;
+        if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
+        loom_resumable_free(r->op);
+        r->op = NULL;
+    }
+    if (OMPI_SUCCESS == rc && r->host_copies) rc = loom_host_copies_out(&r->call);
+    if (OMPI_SUCCESS == rc && NULL != r->algorithm)
+        loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
     r->super.super.req_status.MPI_ERROR = rc;
     /* Completion runs the MPI layer's callbacks (releasing the datatypes and op it kept). */
     const int freed = r->freed;
@@ -98,6 +120,7 @@ static int run_first(loom_request_t *r, int *rc)
     loom_pml_transport_resumable(&r->transport);
     r->op = loom_resumable_create(&r->transport.ops, &r->call.core);
     if (NULL == r->op) {
+        (void)loom_pml_transport_fini(&r->transport);
         *rc = LOOM_ERR_NO_MEMORY;
         return 1;
     }
@@ -109,6 +132,35 @@ static int max_running(void)
     return mca_coll_loom_component.nonblocking_max > 0 ? mca_coll_loom_component.nonblocking_max : 1;
 }
 
+/* Called with the lock held. */
+static void register_progress(void)
+{
+    if (!registered) {
+        registered = 1;
+        opal_progress_register(mca_coll_loom_progress);
+    }
+}
+
+/* A device call handed on: its host copies filled, the next component's request started
+ * (made, for a non-persistent one), and watched by the progress function. */
+static int launch_handed_on(loom_request_t *r)
+{
+    int rc = loom_host_copies_fill(&r->call);
+    if (OMPI_SUCCESS == rc && NULL != r->inner)
+        rc = r->inner->req_start(1, &r->inner);
+    else if (OMPI_SUCCESS == rc)
+        rc = mca_coll_loom_hand_on(&r->inner_call, r->comm, r->module);
+    if (OMPI_SUCCESS != rc) return rc;
+    OPAL_THREAD_LOCK(&lock);
+    register_progress();
+    r->inner_running = 1;
+    r->next = handed_on;
+    handed_on = r;
+    ++handed_on_count;
+    OPAL_THREAD_UNLOCK(&lock);
+    return OMPI_SUCCESS;
+}
+
 /* Runs r, or queues it behind coll_loom_nonblocking_max running operations. */
 static int launch(loom_request_t *r)
 {
@@ -117,16 +169,18 @@ static int launch(loom_request_t *r)
     r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
     r->super.super.req_status._cancelled = 0;
     r->next = NULL;
+    if (NULL == r->algorithm) return launch_handed_on(r);
+    if (r->host_copies) {
+        const int rc = loom_host_copies_fill(&r->call);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
     if (!r->call.dense) {
         loom_views_free(&r->call);
         const int rc = loom_views_in(&r->call);
         if (OMPI_SUCCESS != rc) return rc;
     }
     OPAL_THREAD_LOCK(&lock);
-    if (!registered) {
-        registered = 1;
-        opal_progress_register(mca_coll_loom_progress);
-    }
+    register_progress();
     /* A place among the running operations is taken here, so threads starting at once never
      * run more than the bound. */
     const int room = running_count < max_running();
@@ -172,7 +226,7 @@ static int request_free(ompi_request_t **request)
 {
     loom_request_t *r = (loom_request_t *)*request;
     OPAL_THREAD_LOCK(&lock);
-    const int active = NULL != r->op || r->queued;
+    const int active = NULL != r->op || r->queued || r->inner_running;
     if (active) r->freed = 1;
     OPAL_THREAD_UNLOCK(&lock);
     if (!active) release(r);
@@ -207,7 +261,8 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     loom_ompi_nbc_request_clear(&r->super);
     r->next = NULL;
     r->op = NULL;
-    r->queued = r->freed = 0;
+    r->queued = r->freed = r->host_copies = r->inner_running = 0;
+    r->inner = NULL;
     r->algorithm = r->rule = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);
@@ -221,7 +276,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
  * opal_progress): another caller returns at once. */
 int mca_coll_loom_progress(void)
 {
-    if (0 == running_count && NULL == queue_head) return 0;
+    if (0 == running_count && NULL == queue_head && 0 == handed_on_count) return 0;
     if (0 != OPAL_THREAD_TRYLOCK(&lock)) return 0;
     if (progressing) {
         OPAL_THREAD_UNLOCK(&lock);
@@ -238,6 +293,20 @@ int mca_coll_loom_progress(void)
         }
         *link = r->next;
         --running_count;
+        finish(r, rc);
+        ++completed;
+    }
+    for (loom_request_t **link = &handed_on; NULL != *link;) {
+        loom_request_t *r = *link;
+        if (!REQUEST_COMPLETE(r->inner)) {
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        --handed_on_count;
+        r->inner_running = 0;
+        const int rc = r->inner->req_status.MPI_ERROR;
+        if (!r->super.super.req_persistent) (void)ompi_request_free(&r->inner);
         finish(r, rc);
         ++completed;
     }
@@ -298,16 +367,45 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         release(r);
         return rc;
     }
-    const int device = loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
-    if (NULL == why && device)
-        why = "device buffers (loom serves non-blocking and persistent calls on host memory only)";
     r->call.core.form = LOOM_PERSISTENT == mpi->kind ? LOOM_FORM_PERSISTENT : LOOM_FORM_NONBLOCKING;
+    const int device = loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
+    if (device) {
+        const char *no_copier = NULL;
+        if (NULL == loom_device_copier(&no_copier)) {
+            /* As in the blocking path: loom said why on stderr; the call goes on as it is. */
+            release(r);
+            loom_note_declined(mpi->kind, mpi->coll, comm,
+                               "device buffers, and loom cannot copy them here (see the message on stderr)");
+            return mca_coll_loom_hand_on(mpi, comm, module);
+        }
+        rc = loom_host_copies_make(&r->call);
+        if (OMPI_SUCCESS != rc) {
+            release(r);
+            return rc;
+        }
+        r->host_copies = 1;
+        r->call.core.memory = LOOM_MEMORY_CUDA; /* what the rules see */
+    }
     if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
-    if (NULL == r->algorithm) {
-        if (!device) loom_remember_handed_on(mpi, module, why);
+    r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs */
+    if (NULL == r->algorithm && !device) {
+        loom_remember_handed_on(mpi, module, why);
         release(r);
         loom_note_declined(mpi->kind, mpi->coll, comm, why);
         return mca_coll_loom_hand_on(mpi, comm, module);
+    }
+    if (NULL == r->algorithm) {
+        /* Handed on, on the host copies, under loom's request. */
+        loom_note_declined(mpi->kind, mpi->coll, comm, why);
+        r->inner_call = *r->call.mpi;
+        r->inner_call.request = &r->inner;
+        *mpi->request = &r->super.super;
+        rc = persistent ? mca_coll_loom_hand_on(&r->inner_call, comm, module) : launch(r);
+        if (OMPI_SUCCESS != rc) {
+            *mpi->request = MPI_REQUEST_NULL;
+            release(r);
+        }
+        return rc;
     }
     /* A persistent request keeps the tuning parameters of its init. */
     loom_apply_tuning(&r->call.core);

@@ -12,10 +12,13 @@
 //                                      which loom then treats as device memory (cuda/device.cpp):
 //                                      the plugin's device paths, run without a GPU
 //   device_collectives --memory host   ordinary host buffers
-// A third argument --quick makes the large sizes 20 times smaller (for valgrind).
+// --quick makes the large sizes 20 times smaller (for valgrind). --form nonblocking|persistent
+// makes every call through MPI_I<collective> or MPI_<collective>_init (check_forms.hpp), and
+// adds persistent requests restarted with new data and two operations outstanding at once.
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
 
+#include "check_forms.hpp"
 #include "loom_cuda_api.h"
 #include "loom_mpi_t.hpp"
 
@@ -207,7 +210,7 @@ void test_allreduce(const std::string& algo)
         for (bool in_place : {false, true}) {
             auto in = input(rank, n);
             Buf s(n * 4, in.data()), r(n * 4, in_place ? in.data() : nullptr);
-            MPI_Allreduce(in_place ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+            check::allreduce(in_place ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
             auto out = r.read<std::int32_t>(n);
             auto back = s.read<std::int32_t>(n);
             for (std::size_t i = 0; i < n; ++i)
@@ -229,7 +232,7 @@ void test_reduce(const std::string& algo)
             auto in = input(rank, n);
             const bool ip = in_place && rank == root;
             Buf s(n * 4, in.data()), r(n * 4, ip ? in.data() : nullptr);
-            MPI_Reduce(ip ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, root, MPI_COMM_WORLD);
+            check::reduce(ip ? MPI_IN_PLACE : s.p, r.p, int(n), MPI_INT32_T, MPI_SUM, root, MPI_COMM_WORLD);
             if (rank != root) continue;
             auto out = r.read<std::int32_t>(n);
             for (std::size_t i = 0; i < n; ++i)
@@ -255,9 +258,9 @@ void test_reduce_scatter(bool block, const std::string& algo)
             Buf s(all * 4, in.data()), r((in_place ? all : mine) * 4, in_place ? in.data() : nullptr);
             const void* sb = in_place ? MPI_IN_PLACE : s.p;
             if (block)
-                MPI_Reduce_scatter_block(sb, r.p, int(k), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+                check::reduce_scatter_block(sb, r.p, int(k), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
             else
-                MPI_Reduce_scatter(sb, r.p, counts.data(), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+                check::reduce_scatter(sb, r.p, counts.data(), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
             auto out = r.read<std::int32_t>(mine);
             for (std::size_t i = 0; i < mine; ++i)
                 if (out[i] != total(first + i)) {
@@ -295,10 +298,10 @@ void test_allgather(bool v, const std::string& algo)
                 Buf s(mine, own.data()), r(std::size_t(next), init.data());
                 const void* sb = in_place ? MPI_IN_PLACE : s.p;
                 if (v)
-                    MPI_Allgatherv(sb, int(mine), MPI_BYTE, r.p, counts.data(), displs.data(), MPI_BYTE,
-                                   MPI_COMM_WORLD);
+                    check::allgatherv(sb, int(mine), MPI_BYTE, r.p, counts.data(), displs.data(), MPI_BYTE,
+                                      MPI_COMM_WORLD);
                 else
-                    MPI_Allgather(sb, int(mine), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
+                    check::allgather(sb, int(mine), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
                 CHECK(r.read<unsigned char>(std::size_t(next)) == expected, "allgather%s %s k=%zu gap=%d in_place=%d",
                       v ? "v" : "", algo.c_str(), k, gap, in_place);
             }
@@ -312,7 +315,7 @@ void test_bcast(const std::string& algo)
         std::vector<unsigned char> data(n);
         for (std::size_t i = 0; i < n; ++i) data[i] = byte_of(root, i);
         Buf b(n, rank == root ? data.data() : nullptr);
-        MPI_Bcast(b.p, int(n), MPI_BYTE, root, MPI_COMM_WORLD);
+        check::bcast(b.p, int(n), MPI_BYTE, root, MPI_COMM_WORLD);
         CHECK(b.read<unsigned char>(n) == data, "bcast %s n=%zu", algo.c_str(), n);
     }
 }
@@ -330,7 +333,7 @@ void test_alltoall(const std::string& algo)
                     expected[std::size_t(p) * k + b] = byte_of(p * 31 + rank, b);
                 }
             Buf s(all, in.data()), r(all, in_place ? in.data() : nullptr);
-            MPI_Alltoall(in_place ? MPI_IN_PLACE : s.p, int(k), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
+            check::alltoall(in_place ? MPI_IN_PLACE : s.p, int(k), MPI_BYTE, r.p, int(k), MPI_BYTE, MPI_COMM_WORLD);
             CHECK(r.read<unsigned char>(all) == expected, "alltoall %s k=%zu in_place=%d", algo.c_str(), k, in_place);
         }
 }
@@ -372,7 +375,7 @@ void test_holes_and_user_ops()
         std::vector<std::int32_t> in(2 * n);
         for (std::size_t i = 0; i < 2 * n; ++i) in[i] = i % 2 == 0 ? value(rank, i) : -77;
         Buf b(2 * n * 4, in.data());
-        MPI_Allreduce(MPI_IN_PLACE, b.p, 1, strided, sum, MPI_COMM_WORLD);
+        check::allreduce(MPI_IN_PLACE, b.p, 1, strided, sum, MPI_COMM_WORLD);
         MPI_Op_free(&sum);
         auto out = b.read<std::int32_t>(2 * n);
         for (std::size_t i = 0; i < 2 * n; ++i) {
@@ -388,7 +391,7 @@ void test_holes_and_user_ops()
         std::vector<std::int32_t> in(2 * n, -5);
         for (std::size_t i = 0; i < 2 * n; i += 2) in[i] = rank == root ? value(9, i) : 0;
         Buf b(2 * n * 4, in.data());
-        MPI_Bcast(b.p, 1, strided, root, MPI_COMM_WORLD);
+        check::bcast(b.p, 1, strided, root, MPI_COMM_WORLD);
         auto out = b.read<std::int32_t>(2 * n);
         for (std::size_t i = 0; i < 2 * n; ++i) {
             const std::int32_t want = i % 2 == 0 ? value(9, i) : -5;
@@ -407,10 +410,70 @@ void test_holes_and_user_ops()
         MPI_Op_create(&noncommutative_first, 0, &first);
         auto in = input(rank, n);
         Buf s(n * 4, in.data()), r(n * 4);
-        MPI_Allreduce(s.p, r.p, int(n), MPI_INT32_T, first, MPI_COMM_WORLD);
+        check::allreduce(s.p, r.p, int(n), MPI_INT32_T, first, MPI_COMM_WORLD);
         CHECK(r.read<std::int32_t>(n) == input(0, n), "non-commutative allreduce");
         MPI_Op_free(&first);
     }
+}
+
+// Non-blocking and persistent forms only: several operations on device buffers outstanding at
+// once - one loom serves (allreduce, ring forced) and one it hands on to the next component
+// on host copies (bcast, shm forced: no shared segment for these forms) - completed in
+// reverse order; persistent requests are started three times, the device input changed
+// between starts, so every start must copy the input in again.
+void test_outstanding()
+{
+    force("allreduce", "ring");
+    force("bcast", "shm");
+    const std::size_t n = large(50001);
+    const int root = size - 1;
+    Buf a(n * 4), b(n), c(n * 4);
+    MPI_Request requests[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    const bool persistent = check::form == check::Form::persistent;
+    if (persistent) {
+        PERSISTENT(Allreduce)
+        (MPI_IN_PLACE, a.p, int(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[0]);
+        PERSISTENT(Bcast)(b.p, int(n), MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[1]);
+        PERSISTENT(Allreduce)
+        (MPI_IN_PLACE, c.p, int(n), MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[2]);
+    }
+    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
+        std::vector<std::int32_t> in(n), big(n);
+        std::vector<unsigned char> bytes(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            in[i] = value(rank + start, i);
+            big[i] = std::int32_t(i % 97) * (rank == start % size ? 3 : 1) + start;
+            bytes[i] = byte_of(root + start, i);
+        }
+        std::vector<unsigned char> mine = rank == root ? bytes : std::vector<unsigned char>(n, 0);
+        mem->put(a.p, in.data(), n * 4);
+        mem->put(b.p, mine.data(), n);
+        mem->put(c.p, big.data(), n * 4);
+        if (persistent) {
+            MPI_Startall(3, requests);
+        } else {
+            MPI_Iallreduce(MPI_IN_PLACE, a.p, int(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+            MPI_Ibcast(b.p, int(n), MPI_BYTE, root, MPI_COMM_WORLD, &requests[1]);
+            MPI_Iallreduce(MPI_IN_PLACE, c.p, int(n), MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD, &requests[2]);
+        }
+        for (int i = 2; i >= 0; --i) MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+        auto sum = a.read<std::int32_t>(n);
+        auto max = c.read<std::int32_t>(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            std::int32_t want = 0;
+            for (int r = 0; r < size; ++r) want += value(r + start, i);
+            const std::int32_t want_max = std::int32_t(i % 97) * 3 + start; // rank start % size has the maxima
+            if (sum[i] != want || max[i] != want_max) {
+                CHECK(sum[i] == want && max[i] == want_max,
+                      "outstanding start %d i=%zu: sum %d (want %d), max %d (want %d)", start, i, sum[i], want, max[i],
+                      want_max);
+                break;
+            }
+        }
+        CHECK(b.read<unsigned char>(n) == bytes, "outstanding start %d: bcast", start);
+    }
+    if (persistent)
+        for (MPI_Request& r : requests) MPI_Request_free(&r);
 }
 
 } // namespace
@@ -420,8 +483,24 @@ int main(int argc, char** argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const std::string kind = argc >= 3 && std::string(argv[1]) == "--memory" ? argv[2] : "";
-    quick = argc >= 4 && std::string(argv[3]) == "--quick";
+    std::string kind, form = "blocking";
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--memory" && i + 1 < argc)
+            kind = argv[++i];
+        else if (arg == "--form" && i + 1 < argc)
+            form = argv[++i];
+        else if (arg == "--quick")
+            quick = true;
+        else
+            kind = "?";
+    }
+    if (form == "nonblocking")
+        check::form = check::Form::nonblocking;
+    else if (form == "persistent")
+        check::form = check::Form::persistent;
+    else if (form != "blocking")
+        kind = "?";
     HostMemoryKind host;
     FakeDeviceMemory fake;
     CudaMemory cuda;
@@ -439,7 +518,9 @@ int main(int argc, char** argv)
         mem = &cuda;
         usable = cuda.open();
     } else {
-        if (rank == 0) std::fprintf(stderr, "usage: device_collectives --memory cuda|fake|host\n");
+        if (rank == 0)
+            std::fprintf(stderr, "usage: device_collectives --memory cuda|fake|host [--form "
+                                 "blocking|nonblocking|persistent] [--quick]\n");
         usable = -1;
     }
     int all = 0;
@@ -451,8 +532,9 @@ int main(int argc, char** argv)
     }
 
     loom::tools::LoomCounters counters;
-    const bool have_counters = counters.open("allreduce");
+    const bool have_counters = counters.open(check::form_name("allreduce").c_str());
     const unsigned long long served0 = have_counters ? counters.served() : 0;
+    const unsigned long long declined0 = have_counters ? counters.declined() : 0;
 
     // The fake device range is a bump allocator: emptied after each test.
     auto done = [&] {
@@ -490,9 +572,18 @@ int main(int argc, char** argv)
         test_alltoall(a);
         done();
     }
-    if (have_counters) {
+    if (have_counters && check::form == check::Form::blocking) {
         const unsigned long long served = counters.served() - served0;
         CHECK(served == allreduce_calls, "loom served %llu of the %llu allreduce calls", served, allreduce_calls);
+    } else if (have_counters) {
+        // Non-blocking and persistent calls have no shared segment: forced shm is handed on (on
+        // host copies), and loom's own choice may hand small calls on too; the other forced
+        // algorithms are served.
+        const unsigned long long served = counters.served() - served0, declined = counters.declined() - declined0;
+        const unsigned long long per_algorithm = allreduce_calls / 8;
+        CHECK(served + declined == allreduce_calls && declined >= per_algorithm && served >= 6 * per_algorithm,
+              "%s: loom served %llu and declined %llu of the %llu calls", check::form_name("allreduce").c_str(), served,
+              declined, allreduce_calls);
     }
     if (have_counters && kind != "host") {
         // Single copy (cma) reads other processes' memory with process_vm_readv, which device
@@ -507,10 +598,16 @@ int main(int argc, char** argv)
     }
     test_holes_and_user_ops();
     done();
+    if (check::form != check::Form::blocking) {
+        test_outstanding();
+        done();
+    }
 
     int failed = 0;
     MPI_Allreduce(&failures, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) std::printf("device_collectives (--memory %s, %d ranks): %d failures\n", kind.c_str(), size, failed);
+    if (rank == 0)
+        std::printf("device_collectives (--memory %s --form %s, %d ranks): %d failures\n", kind.c_str(), form.c_str(),
+                    size, failed);
     MPI_Finalize();
     return failed == 0 ? 0 : 1;
 }

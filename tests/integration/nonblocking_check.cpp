@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 
+#include "check_forms.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <algorithm>
@@ -30,12 +31,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && MPI_VERSION < 4
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
 
 namespace {
 
