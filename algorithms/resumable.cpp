@@ -11,7 +11,9 @@
 // Cost per operation: one Fiber::kDefaultStack (256 KiB) of virtual memory, mapped on demand
 // (test_resumable measures at most 64 KiB of it resident after every collective's algorithms),
 // plus this object with its HostMemory (1.5 KiB); stacks, once started, are reused through the
-// fiber's per-thread pool. A resumption is two _setjmp/_longjmp switches (fiber.hpp). The operation has no shared state: shared-memory algorithms, which need the
+// fiber's per-thread pool, and operation objects through this file's (an object of that size
+// takes malloc's slow path: about 1,000 instructions of an 8-byte MPI_Iallreduce went to
+// making, zeroing and freeing it, callgrind). A resumption is two _setjmp/_longjmp switches (fiber.hpp). The operation has no shared state: shared-memory algorithms, which need the
 // communicator's segment for one call at a time, are not run here (the chooser is told there
 // is no segment), and device buffers are not staged here.
 #include "callback_transport.hpp"
@@ -23,25 +25,47 @@
 
 #include <memory>
 #include <new>
+#include <optional>
+#include <vector>
 
 namespace loom {
 namespace {
 
 // The glue's transport, never blocking: a wait yields until test_all says every posted
-// message completed, and a wait on shared memory yields too.
+// message completed, and a wait on shared memory yields too. While the fiber waits on its
+// messages, the resumer tests them itself (ready()) and switches to the fiber only once they
+// are done: a poll that finds them pending costs a test, not two stack switches.
 class ResumableTransport final : public CallbackTransport {
 public:
     using CallbackTransport::CallbackTransport;
     void wait_all() override
     {
-        for (;;) {
-            const int done = t_.test_all(t_.ctx);
-            if (done == 1) return;
-            if (done != 0) throw TransportError(done, "test_all");
+        int done = t_.test_all(t_.ctx);
+        while (done == 0) {
+            waiting_ = true;
             Fiber::yield();
+            waiting_ = false;
+            done = tested_; // what ready() found before resuming
         }
+        if (done != 1) throw TransportError(done, "test_all");
     }
     void progress() override { Fiber::yield(); }
+    void reset() // for an operation object taken from the pool
+    {
+        waiting_ = false;
+        tested_ = 0;
+    }
+    // For the resumer: false while the fiber waits on messages that are not all done.
+    bool ready()
+    {
+        if (!waiting_) return true;
+        tested_ = t_.test_all(t_.ctx);
+        return tested_ != 0;
+    }
+
+private:
+    bool waiting_ = false;
+    int tested_ = 0;
 };
 
 } // namespace
@@ -51,12 +75,25 @@ struct loom_resumable {
     loom_transport_t transport;
     loom_call_t call;
     loom::ResumableTransport net{transport};
-    loom::HostMemory mem;
-    std::unique_ptr<loom::Fiber> fiber;
+    std::optional<loom::HostMemory> mem;
+    std::optional<loom::Fiber> fiber;
     int rc = LOOM_SUCCESS;
 };
 
 using namespace loom;
+
+namespace {
+// Finished operations kept for the thread's next one (freed on one thread, reused there).
+struct OperationPool {
+    std::vector<loom_resumable*> free;
+    ~OperationPool()
+    {
+        for (loom_resumable* op : free) delete op;
+    }
+};
+thread_local OperationPool operations;
+constexpr std::size_t kOperationPoolLimit = 256;
+} // namespace
 
 extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* transport, const loom_call_t* call)
 {
@@ -65,12 +102,21 @@ extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* trans
         const auto* algo = static_cast<const Algorithm*>(call->chosen);
         if (algo == nullptr || transport->test_all == nullptr || call->copier != nullptr)
             throw std::invalid_argument("not resumable");
-        auto made = std::make_unique<loom_resumable>();
+        std::unique_ptr<loom_resumable> made;
+        if (!operations.free.empty()) {
+            made.reset(operations.free.back());
+            operations.free.pop_back();
+        } else {
+            made.reset(new loom_resumable); // default-initialised: nothing zeroed
+        }
         made->transport = *transport;
         made->call = *call;
+        made->rc = LOOM_SUCCESS;
+        made->net.reset();
+        made->mem.emplace();
         loom_resumable* self = made.get();
-        made->fiber = std::make_unique<Fiber>(
-            [self, algo] { self->rc = guarded([&] { run_call(*algo, self->net, self->mem, self->call); }); });
+        made->fiber.emplace(
+            [self, algo] { self->rc = guarded([&] { run_call(*algo, self->net, *self->mem, self->call); }); });
         op = made.release();
     });
     return rc == LOOM_SUCCESS ? op : nullptr;
@@ -78,6 +124,7 @@ extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* trans
 
 extern "C" int loom_resumable_resume(loom_resumable_t* op, int* rc)
 {
+    if (!op->net.ready()) return 0;
     // The body catches everything it throws (guarded above); resume() itself throws only if
     // the body did, so this is belt and braces.
     const int resumed = guarded([&] { op->fiber->resume(); });
@@ -90,6 +137,18 @@ extern "C" int loom_resumable_resume(loom_resumable_t* op, int* rc)
     return 1;
 }
 
-extern "C" void loom_resumable_free(loom_resumable_t* op) { delete op; }
+extern "C" void loom_resumable_free(loom_resumable_t* op)
+{
+    if (op == nullptr) return;
+    op->fiber.reset(); // its stack back to the fiber pool, or unmapped
+    op->mem.reset();
+    if (operations.free.size() < kOperationPoolLimit) {
+        try {
+            operations.free.push_back(op);
+            return;
+        } catch (...) {}
+    }
+    delete op;
+}
 
 extern "C" std::size_t loom_resumable_stack_bytes(void) { return Fiber::kDefaultStack; }

@@ -91,6 +91,7 @@ public:
 
 class HostMemory final : public MemoryOps {
 public:
+    HostMemory() noexcept {} // user-provided: value-initialisation does not zero inline_
     void copy(void* dst, const void* src, std::size_t bytes) override;
     void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override;
     // Small requests come from a buffer inside this object (a HostMemory lives for one call,

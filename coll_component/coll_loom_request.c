@@ -76,7 +76,7 @@ OBJ_CLASS_DECLARATION(loom_request_t);
 static opal_mutex_t lock;
 static opal_free_list_t request_pool;
 static loom_request_t *running, *queue_head, *queue_tail;
-static int running_count, progressing, registered;
+static int running_count, progressing, registered, idle_polls;
 /* Device calls handed on, on host copies, whose next component's request is running. */
 static loom_request_t *handed_on;
 static int handed_on_count;
@@ -271,12 +271,30 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
 
 /* ---- progress ---- */
 
+/* Called with nothing to do: after kIdlePolls such calls in a row loom leaves Open MPI's
+ * progress engine, so that every poll of everything else (libnbc's operations, the PML's
+ * waits) stops paying for it; the next operation registers it again. Open MPI's unregister
+ * is safe inside opal_progress (it shifts the callbacks atomically), as is register. */
+enum { kIdlePolls = 256 };
+static int idle(void)
+{
+    if (++idle_polls < kIdlePolls || 0 != OPAL_THREAD_TRYLOCK(&lock)) return 0;
+    if (registered && 0 == running_count && NULL == queue_head && 0 == handed_on_count && !progressing) {
+        opal_progress_unregister(mca_coll_loom_progress);
+        registered = 0;
+    }
+    idle_polls = 0;
+    OPAL_THREAD_UNLOCK(&lock);
+    return 0;
+}
+
 /* Resumes every running operation once; starts queued ones as running ones end. One thread
  * at a time, never recursively (an operation's isend may progress the PML, which may call
  * opal_progress): another caller returns at once. */
 int mca_coll_loom_progress(void)
 {
-    if (0 == running_count && NULL == queue_head && 0 == handed_on_count) return 0;
+    if (0 == running_count && NULL == queue_head && 0 == handed_on_count) return idle();
+    idle_polls = 0;
     if (0 != OPAL_THREAD_TRYLOCK(&lock)) return 0;
     if (progressing) {
         OPAL_THREAD_UNLOCK(&lock);
