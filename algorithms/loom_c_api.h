@@ -268,7 +268,13 @@ loom_resumable_t *loom_resumable_create(const loom_transport_t *transport, const
 /* Runs the operation until it must wait or ends: 1 if it ended (*rc: LOOM_SUCCESS or an
  * error code), 0 if it is still running. */
 int loom_resumable_resume(loom_resumable_t *op, int *rc);
-/* Frees an operation that ended, or never started. */
+/* Arms an operation that ended to run again from the start, on call (which may point at new
+ * buffers) over transport: a persistent request's next start. The scratch memory its earlier
+ * runs allocated is kept and reused. LOOM_SUCCESS or an error code (then free it). */
+int loom_resumable_restart(loom_resumable_t *op, const loom_transport_t *transport, const loom_call_t *call);
+/* Bytes of scratch memory the operation keeps between runs (blocks above 1 KiB). */
+size_t loom_resumable_kept_bytes(const loom_resumable_t *op);
+/* Frees an operation that ended, or never started (and its kept scratch memory). */
 void loom_resumable_free(loom_resumable_t *op);
 /* The virtual memory of one operation's stack (mapped on demand: only touched pages cost). */
 size_t loom_resumable_stack_bytes(void);

@@ -71,11 +71,82 @@ private:
 } // namespace
 } // namespace loom
 
+namespace loom {
+namespace {
+
+// An operation's memory: HostMemory's copies, reductions and small scratch, and larger scratch
+// blocks that the operation keeps until it is freed. A persistent request restarts its
+// operation (loom_resumable_restart), and the same algorithm on the same call asks for the
+// same sizes in the same order, so a restart finds its blocks and allocates nothing.
+class KeptMemory final : public MemoryOps {
+public:
+    KeptMemory() = default;
+    KeptMemory(const KeptMemory&) = delete;
+    KeptMemory& operator=(const KeptMemory&) = delete;
+    ~KeptMemory() { release(); }
+
+    void copy(void* dst, const void* src, std::size_t bytes) override { host_->copy(dst, src, bytes); }
+    void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override
+    {
+        host_->reduce(op, in, inout, count);
+    }
+    Scratch scratch(std::size_t bytes) override
+    {
+        if (bytes <= kSmall) return host_->scratch(bytes); // its inline buffer, as on the blocking path
+        for (std::byte* raw : blocks_) {
+            auto* h = reinterpret_cast<Header*>(raw);
+            if (!h->in_use && h->bytes >= bytes) {
+                h->in_use = true;
+                return Scratch(raw + kHeader, &give_back);
+            }
+        }
+        const std::size_t rounded = (bytes + kHeader - 1) / kHeader * kHeader;
+        auto* raw = static_cast<std::byte*>(std::aligned_alloc(kHeader, kHeader + rounded));
+        if (raw == nullptr) throw std::bad_alloc();
+        try {
+            blocks_.push_back(raw);
+        } catch (...) {
+            std::free(raw);
+            throw;
+        }
+        new (raw) Header{rounded, true};
+        return Scratch(raw + kHeader, &give_back);
+    }
+    // A run starts: HostMemory's inline buffer is empty again (the blocks stay).
+    void new_run() { host_.emplace(); }
+    // Frees the blocks (none may be in use by a running algorithm).
+    void release()
+    {
+        for (std::byte* raw : blocks_) std::free(raw);
+        blocks_.clear();
+    }
+    std::size_t kept_bytes() const
+    {
+        std::size_t n = 0;
+        for (const std::byte* raw : blocks_) n += reinterpret_cast<const Header*>(raw)->bytes;
+        return n;
+    }
+
+private:
+    static constexpr std::size_t kSmall = 1024; // HostMemory's inline buffer
+    static constexpr std::size_t kHeader = 64;  // keeps the block 64-byte aligned
+    struct Header {
+        std::size_t bytes;
+        bool in_use;
+    };
+    static void give_back(std::byte* p) { reinterpret_cast<Header*>(p - kHeader)->in_use = false; }
+    std::vector<std::byte*> blocks_;
+    std::optional<HostMemory> host_;
+};
+
+} // namespace
+} // namespace loom
+
 struct loom_resumable {
     loom_transport_t transport;
     loom_call_t call;
     loom::ResumableTransport net{transport};
-    std::optional<loom::HostMemory> mem;
+    loom::KeptMemory mem;
     std::optional<loom::Fiber> fiber;
     int rc = LOOM_SUCCESS;
 };
@@ -93,15 +164,27 @@ struct OperationPool {
 };
 thread_local OperationPool operations;
 constexpr std::size_t kOperationPoolLimit = 256;
+
+// Arms op to run call over transport from the start (a new fiber; the kept memory stays).
+void arm(loom_resumable* op, const loom_transport_t* transport, const loom_call_t* call)
+{
+    const auto* algo = static_cast<const Algorithm*>(call->chosen);
+    if (algo == nullptr || transport->test_all == nullptr || call->copier != nullptr)
+        throw std::invalid_argument("not resumable");
+    op->fiber.reset();
+    op->transport = *transport;
+    op->call = *call;
+    op->rc = LOOM_SUCCESS;
+    op->net.reset();
+    op->mem.new_run();
+    op->fiber.emplace([op, algo] { op->rc = guarded([&] { run_call(*algo, op->net, op->mem, op->call); }); });
+}
 } // namespace
 
 extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* transport, const loom_call_t* call)
 {
     loom_resumable_t* op = nullptr;
     const int rc = guarded([&] {
-        const auto* algo = static_cast<const Algorithm*>(call->chosen);
-        if (algo == nullptr || transport->test_all == nullptr || call->copier != nullptr)
-            throw std::invalid_argument("not resumable");
         std::unique_ptr<loom_resumable> made;
         if (!operations.free.empty()) {
             made.reset(operations.free.back());
@@ -109,18 +192,18 @@ extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* trans
         } else {
             made.reset(new loom_resumable); // default-initialised: nothing zeroed
         }
-        made->transport = *transport;
-        made->call = *call;
-        made->rc = LOOM_SUCCESS;
-        made->net.reset();
-        made->mem.emplace();
-        loom_resumable* self = made.get();
-        made->fiber.emplace(
-            [self, algo] { self->rc = guarded([&] { run_call(*algo, self->net, *self->mem, self->call); }); });
+        arm(made.get(), transport, call);
         op = made.release();
     });
     return rc == LOOM_SUCCESS ? op : nullptr;
 }
+
+extern "C" int loom_resumable_restart(loom_resumable_t* op, const loom_transport_t* transport, const loom_call_t* call)
+{
+    return guarded([&] { arm(op, transport, call); });
+}
+
+extern "C" std::size_t loom_resumable_kept_bytes(const loom_resumable_t* op) { return op->mem.kept_bytes(); }
 
 extern "C" int loom_resumable_resume(loom_resumable_t* op, int* rc)
 {
@@ -141,7 +224,7 @@ extern "C" void loom_resumable_free(loom_resumable_t* op)
 {
     if (op == nullptr) return;
     op->fiber.reset(); // its stack back to the fiber pool, or unmapped
-    op->mem.reset();
+    op->mem.release();
     if (operations.free.size() < kOperationPoolLimit) {
         try {
             operations.free.push_back(op);

@@ -23,7 +23,8 @@
  * operation advances whenever any MPI call progresses.
  *
  * Persistent requests keep their decision, their described call (buffers, counts, datatype
- * plan) and their tag from init; each MPI_Start runs a new operation (a pooled fiber stack).
+ * plan) and their tag from init, and their operation with its scratch memory from one start
+ * to the next (loom_resumable_restart; a new fiber on a pooled stack each start).
  *
  * Bound: at most coll_loom_nonblocking_max operations run at once per process; a later one
  * waits in a FIFO and starts when a running one ends. Memory per running operation: its fiber
@@ -60,6 +61,7 @@ typedef struct loom_request_t {
     int tag;
     loom_pml_transport_t transport;
     loom_resumable_t *op;       /* while running */
+    loom_resumable_t *kept;     /* persistent: the operation of the last start, and its scratch */
     int queued;                 /* waiting for a place among the running operations */
     int freed;                  /* MPI let go of the request before it ended: release it then */
     int host_copies;            /* device buffers: the call runs on host copies of them */
@@ -86,6 +88,8 @@ static int handed_on_count;
 static void release(loom_request_t *r)
 {
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
+    loom_resumable_free(r->kept);
+    r->kept = NULL;
     loom_call_fini(&r->call);
     OBJ_RELEASE(r->comm);
     OMPI_REQUEST_FINI(&r->super.super);
@@ -100,7 +104,11 @@ static void finish(loom_request_t *r, int rc)
         const int fini_rc = loom_pml_transport_fini(&r->transport);
         if (OMPI_SUCCESS == rc) rc = fini_rc;
         if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
-        loom_resumable_free(r->op);
+        /* A persistent request keeps its operation, and with it its scratch memory. */
+        if (r->super.super.req_persistent && NULL == r->kept)
+            r->kept = r->op;
+        else
+            loom_resumable_free(r->op);
         r->op = NULL;
     }
     if (OMPI_SUCCESS == rc && r->host_copies) rc = loom_host_copies_out(&r->call);
@@ -118,7 +126,14 @@ static int run_first(loom_request_t *r, int *rc)
 {
     loom_pml_transport_init(&r->transport, r->comm, r->module, r->tag);
     loom_pml_transport_resumable(&r->transport);
-    r->op = loom_resumable_create(&r->transport.ops, &r->call.core);
+    if (NULL != r->kept && LOOM_SUCCESS == loom_resumable_restart(r->kept, &r->transport.ops, &r->call.core)) {
+        r->op = r->kept;
+        r->kept = NULL;
+    } else {
+        loom_resumable_free(r->kept);
+        r->kept = NULL;
+        r->op = loom_resumable_create(&r->transport.ops, &r->call.core);
+    }
     if (NULL == r->op) {
         (void)loom_pml_transport_fini(&r->transport);
         *rc = LOOM_ERR_NO_MEMORY;
@@ -263,6 +278,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     r->op = NULL;
     r->queued = r->freed = r->host_copies = r->inner_running = 0;
     r->inner = NULL;
+    r->kept = NULL;
     r->algorithm = r->rule = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);

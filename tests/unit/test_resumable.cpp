@@ -327,6 +327,75 @@ TEST_CASE("resumable: bcast from different roots, barrier, alltoall", "[resumabl
     check_collective(Collective::alltoall);
 }
 
+TEST_CASE("resumable: a restarted operation keeps its scratch memory", "[resumable]")
+{
+    // A persistent request's starts: each rank's operation runs to the end, is restarted
+    // (loom_resumable_restart) with new input and runs again; the scratch blocks of the first
+    // run are reused, none added.
+    const std::size_t n = 20000;
+    std::size_t algorithms_keeping = 0;
+    for (int P : {4, 5})
+        for (const Algorithm* algo : resumable_algorithms(Collective::allreduce, P)) {
+            INFO("allreduce " << algo->name << ", P " << P);
+            Fabric fabric;
+            std::vector<RankCall> calls(static_cast<std::size_t>(P));
+            std::vector<End> ends;
+            ends.reserve(std::size_t(P));
+            std::vector<loom_resumable_t*> ops;
+            std::vector<loom_transport_t> transports;
+            transports.reserve(std::size_t(P));
+            std::vector<std::size_t> kept(static_cast<std::size_t>(P));
+            for (int start = 0; start < 4; ++start) {
+                for (int r = 0; r < P; ++r) {
+                    RankCall& rc = calls[std::size_t(r)];
+                    rc = prepare(Collective::allreduce, r, P, 0);
+                    rc.call.count = n;
+                    rc.send = as_bytes(rank_input<std::int32_t>(r, n, std::size_t(start)));
+                    rc.recv = Bytes(n * 4, std::byte{0x5a});
+                    rc.in_place = false;
+                    point_at_buffers(rc, *algo);
+                    if (start == 0) {
+                        ends.push_back(End{&fabric, r, P, 0, {}});
+                        transports.push_back({&ends.back(), r, P, end_isend, end_irecv, must_not_block, nullptr,
+                                              nullptr, nullptr, nullptr, end_test_all});
+                        ops.push_back(loom_resumable_create(&transports.back(), &rc.call));
+                        REQUIRE(ops.back() != nullptr);
+                    } else {
+                        REQUIRE(loom_resumable_restart(ops[std::size_t(r)], &transports[std::size_t(r)], &rc.call) ==
+                                LOOM_SUCCESS);
+                        CHECK(loom_resumable_kept_bytes(ops[std::size_t(r)]) == kept[std::size_t(r)]); // still there
+                    }
+                }
+                std::vector<bool> ended(static_cast<std::size_t>(P), false);
+                for (int sweep = 0, left = P; left > 0; ++sweep) {
+                    REQUIRE(sweep < 100000);
+                    for (int r = 0; r < P; ++r) {
+                        int rc = 0;
+                        if (ended[std::size_t(r)] || loom_resumable_resume(ops[std::size_t(r)], &rc) == 0) continue;
+                        REQUIRE(rc == LOOM_SUCCESS);
+                        ended[std::size_t(r)] = true;
+                        --left;
+                    }
+                }
+                std::vector<std::int32_t> want(n, 0);
+                for (int q = 0; q < P; ++q) {
+                    const auto in = rank_input<std::int32_t>(q, n, std::size_t(start));
+                    for (std::size_t i = 0; i < n; ++i) want[i] += in[i];
+                }
+                for (int r = 0; r < P; ++r) {
+                    INFO("start " << start << ", rank " << r);
+                    CHECK(first_difference(calls[std::size_t(r)].recv, as_bytes(want)) == "");
+                    const std::size_t now = loom_resumable_kept_bytes(ops[std::size_t(r)]);
+                    if (start == 0) kept[std::size_t(r)] = now;
+                    CHECK(now == kept[std::size_t(r)]);
+                }
+            }
+            if (kept[0] > 0) ++algorithms_keeping;
+            for (loom_resumable_t* op : ops) loom_resumable_free(op);
+        }
+    CHECK(algorithms_keeping > 0);
+}
+
 TEST_CASE("resumable: refused without test_all, and for staged (device) calls", "[resumable]")
 {
     const Algorithm* ring = find_algorithm(Collective::allreduce, "ring");
@@ -352,8 +421,8 @@ TEST_CASE("resumable: what an operation's stack costs in resident memory", "[res
     // operations reuse one pooled stack; then finds that stack (a fiber on it notes the address
     // of a local) and counts its resident pages with mincore: what an operation costs beyond
     // the request.
-    for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgatherv,
-                         Collective::bcast, Collective::alltoall})
+    for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgatherv, Collective::bcast,
+                         Collective::alltoall})
         run_resumable(c, *resumable_algorithms(c, 8).front(), 8, 4);
     std::uintptr_t top = 0;
     Fiber probe([&] {
