@@ -5,7 +5,8 @@
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
-//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking] [--overlap]
+//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
+//       [--overlap]
 //
 // Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
@@ -62,6 +63,9 @@
 // pure time (a busy loop that makes no MPI call), wait; it adds columns "NAME+compute" (CSV
 // rows with that contender name) and an "overlap %" block: 100 (1 - (T - t) / t), at least
 // 0, t the pure time and T the time with computation.
+// --form persistent times persistent requests: MPI_Allreduce_init (MPIX_ on Open MPI 4.1) once
+// per timed run, outside the clock, then MPI_Start and MPI_Wait per call, with loom's
+// coll_loom_<collective>_init_* counters; also with --overlap.
 // Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
@@ -95,7 +99,7 @@ const char* const kUsage = "usage: mpirun -np N [--mca coll loom,tuned,basic,lib
                            "                         (also allgatherv, reduce_scatter, alltoall)\n"
                            "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
                            "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
-                           "           [--form blocking|nonblocking] [--overlap]\n";
+                           "           [--form blocking|nonblocking|persistent] [--overlap]\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -114,7 +118,8 @@ struct Options {
     double seconds = 0.05; // per timed run
     std::string csv;
     bool bound = false;       // measure and show the single-copy lower bound
-    bool nonblocking = false; // --form nonblocking: MPI_Iallreduce + MPI_Wait
+    bool nonblocking = false; // --form nonblocking: MPI_Iallreduce + MPI_Wait (also set for persistent)
+    bool persistent = false;  // --form persistent: MPI_Allreduce_init once, MPI_Start + MPI_Wait
     bool overlap = false;     // also time each call with computation in between (OSU-style)
 };
 
@@ -207,8 +212,10 @@ Options parse_options(int argc, char** argv)
             o.bound = true;
         else if (arg == "--form") {
             const std::string f = value();
-            if (f != "blocking" && f != "nonblocking") throw Usage("--form wants blocking or nonblocking");
-            o.nonblocking = f == "nonblocking";
+            if (f != "blocking" && f != "nonblocking" && f != "persistent")
+                throw Usage("--form wants blocking, nonblocking or persistent");
+            o.persistent = f == "persistent";
+            o.nonblocking = o.persistent || f == "nonblocking";
         } else if (arg == "--overlap")
             o.overlap = o.nonblocking = true;
         else if (arg == "-h" || arg == "--help")
@@ -415,8 +422,11 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
         if (!here[i]->loom) continue;
         const auto calls = (unsigned long long)runs[i].calls;
         const auto counted = here[i]->algorithm ? runs[i].served : runs[i].served + runs[i].declined;
-        const bool served = (c == Collective::barrier ? counted >= calls : counted == calls) &&
-                            (here[i]->algorithm == nullptr || runs[i].declined == 0);
+        bool served = (c == Collective::barrier ? counted >= calls : counted == calls) &&
+                      (here[i]->algorithm == nullptr || runs[i].declined == 0);
+        // A persistent request loom hands on is counted once, at its init: its starts are the
+        // next component's.
+        if (o.persistent && here[i]->algorithm == nullptr && runs[i].served == 0 && runs[i].declined > 0) served = true;
         if (!served)
             std::fprintf(stderr, "loom-bench: rank %d: %s %s%s: loom served %llu and declined %llu of %llu calls\n",
                          job.rank, name.c_str(), here[i]->name.c_str(), where.c_str(), runs[i].served, runs[i].declined,
@@ -447,7 +457,8 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
 {
     const std::string name(loom::to_string(c));
     std::printf("\n%s%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n",
-                job.options->nonblocking ? "i" : "", name.c_str(),
+                job.options->nonblocking && !job.options->persistent ? "i" : "",
+                (name + (job.options->persistent ? "_init" : "")).c_str(),
                 bench::is_reduction(c)     ? "MPI_DOUBLE + MPI_SUM"
                 : c == Collective::barrier ? "no data"
                                            : "MPI_BYTE",
@@ -554,7 +565,7 @@ bool bench_collective(Collective c, const Job& job)
     std::optional<loom::tools::LoomCounters> counters;
     if (job.loom_loaded) {
         counters.emplace();
-        const std::string counted = o.nonblocking ? "i" + name : name;
+        const std::string counted = o.persistent ? name + "_init" : o.nonblocking ? "i" + name : name;
         if (!counters->open(counted)) throw std::runtime_error("loom's MPI_T counters for " + counted + " are missing");
     }
     if (job.rank == 0 && !setting.empty()) {
@@ -654,6 +665,7 @@ int main(int argc, char** argv)
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
         bench::set_nonblocking(o.nonblocking);
+        bench::set_persistent(o.persistent);
         bench::SingleCopyBound bound(rank, size, o.seconds);
         const Job job{rank,
                       size,

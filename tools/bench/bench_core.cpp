@@ -2,6 +2,7 @@
 // of the tools that time collectives.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
+#include <mpi-ext.h>
 
 #include "bench_core.hpp"
 
@@ -198,11 +199,88 @@ void equal_blocks(Buffers& b, int n)
 } // namespace
 
 namespace {
-bool nonblocking_calls = false;
+bool nonblocking_calls = false, persistent_calls = false;
 } // namespace
 
 void set_nonblocking(bool on) { nonblocking_calls = on; }
 bool nonblocking() { return nonblocking_calls; }
+void set_persistent(bool on)
+{
+    persistent_calls = on;
+    if (on) nonblocking_calls = true;
+}
+bool persistent() { return persistent_calls; }
+
+namespace {
+// MPI 4.0's persistent collectives: Open MPI 5.0 has them as MPI_*_init, 4.1 as MPIX_*_init.
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && MPI_VERSION < 4
+#define PERSISTENT(name) MPIX_##name##_init
+#else
+#define PERSISTENT(name) MPI_##name##_init
+#endif
+
+// A persistent request for the case (inactive until MPI_Start).
+void init_once(const Case& k, Buffers& b, MPI_Request* r)
+{
+    const int n = int(k.count);
+    MPI_Info i = MPI_INFO_NULL;
+    MPI_Comm w = MPI_COMM_WORLD;
+    switch (k.collective) {
+    case Collective::allreduce:
+        PERSISTENT(Allreduce)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, w, i, r);
+        break;
+    case Collective::reduce:
+        PERSISTENT(Reduce)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, w, i, r);
+        break;
+    case Collective::reduce_scatter_block:
+        PERSISTENT(Reduce_scatter_block)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, w, i, r);
+        break;
+    case Collective::reduce_scatter:
+        equal_blocks(b, n);
+        PERSISTENT(Reduce_scatter)(b.send.data(), b.recv.data(), b.counts.data(), MPI_DOUBLE, MPI_SUM, w, i, r);
+        break;
+    case Collective::allgather:
+        PERSISTENT(Allgather)(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, w, i, r);
+        break;
+    case Collective::allgatherv:
+        equal_blocks(b, n);
+        PERSISTENT(Allgatherv)
+        (b.send.data(), n, MPI_BYTE, b.recv.data(), b.counts.data(), b.displs.data(), MPI_BYTE, w, i, r);
+        break;
+    case Collective::alltoall:
+        PERSISTENT(Alltoall)(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, w, i, r);
+        break;
+    case Collective::bcast: PERSISTENT(Bcast)(b.recv.data(), n, MPI_BYTE, 0, w, i, r); break;
+    case Collective::barrier: PERSISTENT(Barrier)(w, i, r); break;
+    default: *r = MPI_REQUEST_NULL; break;
+    }
+}
+
+// The request the timed calls of a case start: a persistent one made once per run, or none
+// (each call makes its own).
+struct RunRequest {
+    MPI_Request request = MPI_REQUEST_NULL;
+    RunRequest(const Case& k, Buffers& b)
+    {
+        if (persistent_calls) init_once(k, b, &request);
+    }
+    ~RunRequest()
+    {
+        if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    }
+    // Starts one call into *r (the persistent request, or a new non-blocking one).
+    void start(const Case& k, Buffers& b, MPI_Request* r)
+    {
+        if (persistent_calls) {
+            MPI_Start(&request);
+            *r = request;
+        } else {
+            start_once(k, b, r);
+        }
+    }
+    void wait(MPI_Request* r) { MPI_Wait(persistent_calls ? &request : r, MPI_STATUS_IGNORE); }
+};
+} // namespace
 
 void start_once(const Case& k, Buffers& b, MPI_Request* r)
 {
@@ -241,9 +319,10 @@ void start_once(const Case& k, Buffers& b, MPI_Request* r)
 void call_once(const Case& k, Buffers& b)
 {
     if (nonblocking_calls) {
+        RunRequest run(k, b);
         MPI_Request r;
-        start_once(k, b, &r);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        run.start(k, b, &r);
+        run.wait(&r);
         return;
     }
     const int n = int(k.count);
@@ -351,6 +430,17 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
 
 double timed_run(const Case& k, Buffers& b, int rank, int size, long calls)
 {
+    if (persistent_calls) {
+        RunRequest run(k, b); // made before the clock starts
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        for (long i = 0; i < calls; ++i) {
+            MPI_Request r;
+            run.start(k, b, &r);
+            run.wait(&r);
+        }
+        return max_over_ranks((MPI_Wtime() - t0) / double(calls), rank, size);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     for (long i = 0; i < calls; ++i) call_once(k, b);
@@ -359,15 +449,16 @@ double timed_run(const Case& k, Buffers& b, int rank, int size, long calls)
 
 double timed_overlap_run(const Case& k, Buffers& b, int rank, int size, long calls, double compute)
 {
+    RunRequest run(k, b); // a persistent request is made before the clock starts
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     for (long i = 0; i < calls; ++i) {
         MPI_Request r;
-        start_once(k, b, &r);
+        run.start(k, b, &r);
         const double until = MPI_Wtime() + compute;
         volatile double sink = 0;
         while (MPI_Wtime() < until) sink = sink + 1.0; // computation: no MPI call progresses anything
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        run.wait(&r);
     }
     return max_over_ranks((MPI_Wtime() - t0) / double(calls), rank, size);
 }

@@ -95,9 +95,13 @@ struct Buffers {
 };
 
 // How calls are made: blocking (MPI_Allreduce; the default), or non-blocking (MPI_Iallreduce,
-// then MPI_Wait at once). Set before the first call, alike on every rank.
+// then MPI_Wait at once), or persistent (set_persistent as well: MPI_Allreduce_init once per
+// timed run - MPIX_ on Open MPI 4.1 - then MPI_Start and MPI_Wait per call). Set before the
+// first call, alike on every rank.
 void set_nonblocking(bool on);
 bool nonblocking();
+void set_persistent(bool on);
+bool persistent();
 
 // One call of the case's collective, in the form set.
 void call_once(const Case& k, Buffers& b);
