@@ -10,12 +10,17 @@
 //
 // Cost per operation: one Fiber::kDefaultStack (256 KiB) of virtual memory, mapped on demand
 // (test_resumable measures at most 64 KiB of it resident after every collective's algorithms),
-// plus this object with its HostMemory (1.5 KiB); stacks, once started, are reused through the
-// fiber's per-thread pool, and operation objects through this file's (an object of that size
-// takes malloc's slow path: about 1,000 instructions of an 8-byte MPI_Iallreduce went to
-// making, zeroing and freeing it, callgrind). A resumption is two _setjmp/_longjmp switches (fiber.hpp). The operation has no shared state: shared-memory algorithms, which need the
-// communicator's segment for one call at a time, are not run here (the chooser is told there
-// is no segment), and device buffers are not staged here.
+// plus this object with its HostMemory (1.5 KiB). Stacks, once started, are reused through the
+// fiber's per-thread pool, and operation objects through this file's: an object of that size
+// takes malloc's slow path (about 1,000 instructions of an 8-byte MPI_Iallreduce went to
+// making, zeroing and freeing it, callgrind). A resumption is two _setjmp/_longjmp switches
+// (fiber.hpp), made only once the messages waited on are done (ResumableTransport::ready).
+// Scratch blocks above 1 KiB stay with the operation, so a persistent request's restart
+// (loom_resumable_restart) allocates nothing.
+//
+// The operation has no shared state: shared-memory algorithms, which need the communicator's
+// segment for one call at a time, are not run here (the chooser is told there is no segment),
+// and device buffers are not staged here (the glue runs such calls on host copies).
 #include "callback_transport.hpp"
 #include "fiber.hpp"
 #include "guarded.hpp"
