@@ -7,15 +7,8 @@
 
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
-#include <mpi-ext.h>
 
-// MPI 4.0's persistent collectives: Open MPI 5.0 has them as MPI_*_init, 4.1 as MPIX_*_init
-// (its pcollreq extension).
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && MPI_VERSION < 4
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
+#include "mpi_persistent.hpp"
 
 #include <string>
 

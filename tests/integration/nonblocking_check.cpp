@@ -20,7 +20,7 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 
-#include "check_forms.hpp"
+#include "mpi_persistent.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <algorithm>

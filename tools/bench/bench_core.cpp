@@ -2,7 +2,7 @@
 // of the tools that time collectives.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi_persistent.hpp"
 
 #include "bench_core.hpp"
 
@@ -212,49 +212,8 @@ void set_persistent(bool on)
 bool persistent() { return persistent_calls; }
 
 namespace {
-// MPI 4.0's persistent collectives: Open MPI 5.0 has them as MPI_*_init, 4.1 as MPIX_*_init.
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && MPI_VERSION < 4
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
-
-// A persistent request for the case (inactive until MPI_Start).
-void init_once(const Case& k, Buffers& b, MPI_Request* r)
-{
-    const int n = int(k.count);
-    MPI_Info i = MPI_INFO_NULL;
-    MPI_Comm w = MPI_COMM_WORLD;
-    switch (k.collective) {
-    case Collective::allreduce:
-        PERSISTENT(Allreduce)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, w, i, r);
-        break;
-    case Collective::reduce:
-        PERSISTENT(Reduce)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, w, i, r);
-        break;
-    case Collective::reduce_scatter_block:
-        PERSISTENT(Reduce_scatter_block)(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, w, i, r);
-        break;
-    case Collective::reduce_scatter:
-        equal_blocks(b, n);
-        PERSISTENT(Reduce_scatter)(b.send.data(), b.recv.data(), b.counts.data(), MPI_DOUBLE, MPI_SUM, w, i, r);
-        break;
-    case Collective::allgather:
-        PERSISTENT(Allgather)(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, w, i, r);
-        break;
-    case Collective::allgatherv:
-        equal_blocks(b, n);
-        PERSISTENT(Allgatherv)
-        (b.send.data(), n, MPI_BYTE, b.recv.data(), b.counts.data(), b.displs.data(), MPI_BYTE, w, i, r);
-        break;
-    case Collective::alltoall:
-        PERSISTENT(Alltoall)(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, w, i, r);
-        break;
-    case Collective::bcast: PERSISTENT(Bcast)(b.recv.data(), n, MPI_BYTE, 0, w, i, r); break;
-    case Collective::barrier: PERSISTENT(Barrier)(w, i, r); break;
-    default: *r = MPI_REQUEST_NULL; break;
-    }
-}
+// The case's non-blocking request, started; or, persistent, made and inactive until MPI_Start.
+void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent);
 
 // The request the timed calls of a case start: a persistent one made once per run, or none
 // (each call makes its own).
@@ -262,7 +221,7 @@ struct RunRequest {
     MPI_Request request = MPI_REQUEST_NULL;
     RunRequest(const Case& k, Buffers& b)
     {
-        if (persistent_calls) init_once(k, b, &request);
+        if (persistent_calls) make_request(k, b, &request, true);
     }
     ~RunRequest()
     {
@@ -282,39 +241,55 @@ struct RunRequest {
 };
 } // namespace
 
-void start_once(const Case& k, Buffers& b, MPI_Request* r)
+void start_once(const Case& k, Buffers& b, MPI_Request* r) { make_request(k, b, r, false); }
+
+namespace {
+void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
 {
     const int n = int(k.count);
+    void* s = b.send.data();
+    void* d = b.recv.data();
+    const MPI_Comm w = MPI_COMM_WORLD;
+    const MPI_Info i = MPI_INFO_NULL;
     switch (k.collective) {
     case Collective::allreduce:
-        MPI_Iallreduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Allreduce)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r)
+                   : MPI_Iallreduce(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
         break;
     case Collective::reduce:
-        MPI_Ireduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Reduce)(s, d, n, MPI_DOUBLE, MPI_SUM, 0, w, i, r)
+                   : MPI_Ireduce(s, d, n, MPI_DOUBLE, MPI_SUM, 0, w, r);
         break;
     case Collective::reduce_scatter_block:
-        MPI_Ireduce_scatter_block(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Reduce_scatter_block)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r)
+                   : MPI_Ireduce_scatter_block(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
         break;
     case Collective::reduce_scatter:
         equal_blocks(b, n);
-        MPI_Ireduce_scatter(b.send.data(), b.recv.data(), b.counts.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Reduce_scatter)(s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM, w, i, r)
+                   : MPI_Ireduce_scatter(s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM, w, r);
         break;
     case Collective::allgather:
-        MPI_Iallgather(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Allgather)(s, n, MPI_BYTE, d, n, MPI_BYTE, w, i, r)
+                   : MPI_Iallgather(s, n, MPI_BYTE, d, n, MPI_BYTE, w, r);
         break;
     case Collective::allgatherv:
         equal_blocks(b, n);
-        MPI_Iallgatherv(b.send.data(), n, MPI_BYTE, b.recv.data(), b.counts.data(), b.displs.data(), MPI_BYTE,
-                        MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Allgatherv)(s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, w, i, r)
+                   : MPI_Iallgatherv(s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, w, r);
         break;
     case Collective::alltoall:
-        MPI_Ialltoall(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD, r);
+        persistent ? PERSISTENT(Alltoall)(s, n, MPI_BYTE, d, n, MPI_BYTE, w, i, r)
+                   : MPI_Ialltoall(s, n, MPI_BYTE, d, n, MPI_BYTE, w, r);
         break;
-    case Collective::bcast: MPI_Ibcast(b.recv.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD, r); break;
-    case Collective::barrier: MPI_Ibarrier(MPI_COMM_WORLD, r); break;
+    case Collective::bcast:
+        persistent ? PERSISTENT(Bcast)(d, n, MPI_BYTE, 0, w, i, r) : MPI_Ibcast(d, n, MPI_BYTE, 0, w, r);
+        break;
+    case Collective::barrier: persistent ? PERSISTENT(Barrier)(w, i, r) : MPI_Ibarrier(w, r); break;
     default: *r = MPI_REQUEST_NULL; break;
     }
 }
+} // namespace
 
 void call_once(const Case& k, Buffers& b)
 {
