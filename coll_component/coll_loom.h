@@ -69,15 +69,22 @@ LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component
     X(allgather)                    \
     X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)
 
-/* The arguments of a call that decide whether loom serves it, when its datatypes and op are
+/* The arguments of a call that decide how loom serves it, when its datatypes and op are
  * predefined (never freed, so their addresses name them for good), and the state of the
- * communicator it was decided in (segment, single copy). valid: 0 for none. */
+ * communicator it was decided in (segment, single copy), with the decision: handed on (why),
+ * or served (served: the described call and its algorithm, coll_loom_call.h). valid: 0 for
+ * none. */
+struct loom_served_repeat;
 typedef struct loom_repeat {
     int valid;
     int count, scount, root, in_place, segment, single_copy;
+    char forced[32]; /* the algorithm forced when it was decided; "" for none */
     struct ompi_datatype_t *dtype, *sdtype;
     struct ompi_op_t *op;
-    const char *why;
+    const char *why;                   /* handed on: why (served: NULL) */
+    struct loom_served_repeat *served; /* served: its record; NULL: handed on. Owned: made at the
+                                          first served call remembered, reused after */
+    int is_served;
 } loom_repeat_t;
 
 /* Per-communicator module: the previous component's function and module for every
@@ -123,9 +130,10 @@ typedef struct mca_coll_loom_module_t {
      * 4.1's han calls the communicator's current function when it cannot handle a
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
-    /* Per collective, the last call loom's rules handed on (loom_repeat_*, coll_loom_call.c):
-     * a repeat of it is handed on without being described or chosen again. */
-    loom_repeat_t handed_on[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
+    /* Per form and collective, the last call loom's rules decided (loom_repeat_*,
+     * coll_loom_call.c): a repeat of it is handed on, or served, without being described and
+     * chosen again. */
+    loom_repeat_t repeats[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;

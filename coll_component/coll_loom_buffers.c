@@ -201,6 +201,33 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
     return why;
 }
 
+int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                         const loom_served_repeat_t *s)
+{
+    c->mpi = mpi;
+    c->core = s->core;
+    c->counts = c->inline_counts;
+    c->result_count = s->result_count;
+    c->dense = 1;
+    c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
+    c->copies[0].user = c->copies[1].user = NULL;
+    c->copies[0].host = c->copies[1].host = NULL;
+    c->send = s->send;
+    c->recv = s->recv;
+    c->send.user = s->send_used ? (void *)mpi->sbuf : NULL;
+    c->recv.user = s->recv_used ? mpi->rbuf : NULL;
+    c->core.sbuf = NULL != c->send.user ? (const char *)c->send.user + s->send_lb : NULL;
+    c->core.rbuf = NULL != c->recv.user ? (char *)c->recv.user + s->recv_lb : NULL;
+    c->plan = s->plan;
+    /* Open MPI's op adapter reads its plan through the reduction's context. */
+    if (s->core.op.ctx == &s->plan) c->core.op.ctx = c->plan.reduction.ctx = &c->plan;
+    if (!s->has_counts) return OMPI_SUCCESS;
+    const int size = ompi_comm_size(comm);
+    const int rc = ensure_counts(c, size);
+    for (int i = 0; OMPI_SUCCESS == rc && i < size; ++i) c->counts[i] = s->each_count;
+    return rc;
+}
+
 void loom_views_free(loom_glue_call_t *c)
 {
     for (int i = 0; i < 2; ++i) {

@@ -20,6 +20,9 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/runtime/mpiruntime.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static const int tags[LOOM_COLL_COUNT] = {
     [LOOM_COLL_ALLREDUCE] = MCA_COLL_BASE_TAG_ALLREDUCE,
     [LOOM_COLL_REDUCE_SCATTER] = MCA_COLL_BASE_TAG_REDUCE_SCATTER,
@@ -252,17 +255,19 @@ static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *
     return rc;
 }
 
-/* ---- repeats of a handed-on call ---- */
+/* ---- repeats of a call ---- */
 
-/* A call that loom's rules hand on costs the next component's time plus loom's path, which
- * describe and choose dominate (about 570 instructions for an 8-byte bcast, callgrind). An
- * application repeats its calls, so the last handed-on call per collective is remembered by
- * the arguments the decision depends on - count, datatypes and op (predefined only: a
- * user's datatype can be freed and its address reused by another), root, in place - with
- * the communicator's segment and single-copy state; a repeat is handed on at once. The
- * decision is the same on every rank, since every rank makes the same calls and memo.
- * Collectives with per-rank counts, forced algorithms, device buffers and calls handed
- * back from below always take the full path. */
+/* Describing and choosing cost about 300 instructions a call (callgrind: an 8-byte allreduce
+ * 1400 in all, a handed-on 8-byte bcast 570 against tuned's 350). An application repeats its
+ * calls, so the last call per form and collective is remembered by the arguments the
+ * decision depends on - count, datatypes and op (predefined only: a user's datatype can be
+ * freed and its address reused by another), root, in place - with the communicator's segment
+ * and single-copy state, and its decision: a repeat is handed on at once, or served by the
+ * same algorithm from the described call kept (loom_served_repeat_t), with only its buffers'
+ * addresses new. A forced algorithm is part of the key, so benchmarks of forced algorithms
+ * time the path applications take. The decision is the same on every rank, since every rank
+ * makes the same calls and memo. Collectives with per-rank counts, device buffers, buffers that
+ * need dense copies and calls handed back from below always take the full path. */
 static int in_place_of(const loom_mpi_call_t *mpi)
 {
     return (MPI_IN_PLACE == mpi->sbuf ? 1 : 0) | (NULL != mpi->sbuf && mpi->sbuf == mpi->rbuf ? 2 : 0);
@@ -275,30 +280,34 @@ static int remembered(const loom_mpi_call_t *mpi)
            (NULL == mpi->op || ompi_op_is_intrinsic(mpi->op));
 }
 
-static int unforced(loom_coll_t coll)
+/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
+ * calls (freeing the old string, whose address may come back), so a repeat compares names. */
+static const char *forced_now(loom_coll_t coll)
 {
     const char *forced = mca_coll_loom_component.forced[coll];
-    return NULL == forced || '\0' == forced[0];
+    return NULL == forced ? "" : forced;
 }
 
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
-    const loom_repeat_t *r = &module->handed_on[mpi->kind][mpi->coll];
+    const loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];
     if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != mpi->count || r->dtype != mpi->dtype ||
         r->op != mpi->op || r->root != mpi->root || r->scount != mpi->scount || r->sdtype != mpi->sdtype ||
         r->in_place != in_place_of(mpi) || r->segment != module->segment || r->single_copy != module->single_copy ||
-        NULL != mpi->counts || !unforced(mpi->coll))
+        NULL != mpi->counts || 0 != strcmp(r->forced, forced_now(mpi->coll)))
         return NULL;
     /* Device buffers are handed on through host copies: the whole path. */
     if (loom_is_device(MPI_IN_PLACE == mpi->sbuf ? NULL : mpi->sbuf) || loom_is_device(mpi->rbuf)) return NULL;
     return r;
 }
 
-void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why)
+/* 0 if the algorithm forced now has too long a name to keep (no algorithm has). */
+static int set_key(loom_repeat_t *r, const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
-    loom_repeat_t *r = &module->handed_on[mpi->kind][mpi->coll];
-    r->valid = remembered(mpi) && unforced(mpi->coll);
-    if (!r->valid) return;
+    const char *forced = forced_now(mpi->coll);
+    if (strlen(forced) >= sizeof(r->forced)) return 0;
+    strcpy(r->forced, forced);
+    r->valid = 1;
     r->count = mpi->count;
     r->scount = mpi->scount;
     r->root = mpi->root;
@@ -308,19 +317,71 @@ void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t 
     r->op = mpi->op;
     r->segment = module->segment;
     r->single_copy = module->single_copy;
+    return 1;
+}
+
+void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why)
+{
+    loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];
+    r->valid = 0;
+    if (!remembered(mpi) || !set_key(r, mpi, module)) return;
     r->why = why;
+    r->is_served = 0;
+}
+
+void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
+                          const char *algorithm, const char *rule)
+{
+    loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];
+    r->valid = 0;
+    /* A buffer's address is NULL in the description where the call does not use it (in place,
+     * a reduce's non-root), which a repeat must tell from a NULL the application passed: only
+     * calls with data (or barriers) are kept. */
+    if (!remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
+        NULL != c->core.copier || (mpi->count <= 0 && LOOM_COLL_BARRIER != mpi->coll))
+        return;
+    if (NULL == r->served && NULL == (r->served = malloc(sizeof(*r->served)))) return;
+    loom_served_repeat_t *s = r->served;
+    s->core = c->core;
+    s->core.sbuf = s->core.rbuf = NULL;
+    s->core.counts = NULL;
+    s->has_counts = NULL != c->core.counts;
+    s->each_count = s->has_counts ? c->core.counts[0] : 0;
+    s->send = c->send;
+    s->recv = c->recv;
+    s->send_used = NULL != c->send.user;
+    s->recv_used = NULL != c->recv.user;
+    s->send_lb = s->send_used ? (const char *)c->core.sbuf - (const char *)c->send.user : 0;
+    s->recv_lb = s->recv_used ? (const char *)c->core.rbuf - (const char *)c->recv.user : 0;
+    s->send.user = s->recv.user = NULL;
+    s->result_count = c->result_count;
+    s->plan = c->plan;
+    if (c->core.op.ctx == &c->plan) s->core.op.ctx = s->plan.reduction.ctx = &s->plan;
+    s->algorithm = algorithm;
+    s->rule = rule;
+    if (!set_key(r, mpi, module)) return;
+    r->why = NULL;
+    r->is_served = 1;
 }
 
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
-    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll))) {
-        loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
-        return pass_on(mpi, comm, module);
-    }
-
     loom_glue_call_t c;
     int rc;
+    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
+    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll))) {
+        if (!repeat->is_served) {
+            loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
+            return pass_on(mpi, comm, module);
+        }
+        const loom_served_repeat_t *s = repeat->served;
+        rc = loom_describe_repeat(&c, mpi, comm, s);
+        if (OMPI_SUCCESS == rc) rc = run(s->algorithm, &c.core, comm, module);
+        if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c.core, comm, module, s->algorithm, s->rule);
+        loom_call_fini(&c);
+        return rc;
+    }
+
     const char *why = loom_describe(&c, mpi, comm, &rc), *rule = NULL, *algorithm = NULL;
     if (OMPI_SUCCESS != rc) {
         loom_call_fini(&c);
@@ -368,6 +429,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         return hand_on(&c, device, comm, module, why);
     }
 
+    if (!returned && !device) loom_remember_served(mpi, module, &c, algorithm, rule);
     if (!c.dense) {
         /* Dense copies; of device buffers, made from host copies. */
         rc = device ? loom_host_copies_in(&c) : OMPI_SUCCESS;

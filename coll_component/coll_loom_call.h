@@ -58,10 +58,30 @@ typedef struct loom_glue_call {
     loom_host_copy_t copies[2];
 } loom_glue_call_t;
 
+/* A served call kept for its repeats (loom_repeat_t.served): loom_describe's result and the
+ * chooser's decision, less what changes from call to call - the buffers' addresses. Only calls
+ * whose every buffer is used in place (dense, host memory) and whose counts are the same for
+ * every rank are kept, so a repeat needs only its addresses filled in. */
+typedef struct loom_served_repeat {
+    loom_call_t core;           /* as chosen, before loom_apply_tuning; sbuf, rbuf, counts unset */
+    loom_buffer_t send, recv;   /* user unset */
+    int send_used, recv_used;   /* 1: send.user is the call's sbuf (recv.user its rbuf), else NULL */
+    ptrdiff_t send_lb, recv_lb; /* core.sbuf - send.user, core.rbuf - recv.user */
+    int has_counts;             /* 1: core.counts has comm size entries, each each_count */
+    size_t each_count;
+    size_t result_count;
+    loom_reduce_plan_t plan;
+    const char *algorithm, *rule;
+} loom_served_repeat_t;
+
 /* Describes mpi on comm into c (coll_loom_buffers.c): core call, buffers, reduction plan.
  * Returns NULL, or why loom cannot serve it (the same on every rank); *rc an error code if
  * memory ran out. Release with loom_call_fini. */
 const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc);
+/* loom_describe and the decision for mpi, a repeat of the served call s (its key matched,
+ * loom_repeat_of): c is s with mpi's buffers. Returns an error code (memory). */
+int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                         const loom_served_repeat_t *s);
 void loom_call_free(loom_glue_call_t *c);
 static inline void loom_call_fini(loom_glue_call_t *c)
 {
@@ -111,12 +131,18 @@ static inline void loom_apply_tuning(loom_call_t *call)
 int loom_to_ompi_error(int rc);
 /* 1 if p is device (CUDA) memory. */
 int loom_is_device(const void *p);
-/* The last call of mpi's collective and form loom handed on, if mpi repeats it (the same
+/* The last call of mpi's collective and form loom decided, if mpi repeats it (the same
  * count, predefined datatypes and op, root, in-place use, segment state, host buffers;
- * coll_loom_fast_repeats on, nothing forced): then it is handed on at once. NULL otherwise. */
+ * coll_loom_fast_repeats on, nothing forced): then it is handed on at once (is_served 0), or
+ * served by the algorithm decided before (loom_describe_repeat). NULL otherwise. */
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module);
 /* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
 void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
+/* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be
+ * served from the record (loom_served_repeat_t); else forgets the collective's last call. Call
+ * it after the chooser, before loom_apply_tuning. */
+void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
+                          const char *algorithm, const char *rule);
 /* Frees the scratch copies of a dense view (before making them again: a persistent request). */
 void loom_views_free(loom_glue_call_t *c);
 

@@ -25,7 +25,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->node_shm = NULL;
     m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));
-    memset(m->handed_on, 0, sizeof(m->handed_on));
+    memset(m->repeats, 0, sizeof(m->repeats));
 }
 
 static void loom_module_destruct(mca_coll_loom_module_t *m)
@@ -36,6 +36,8 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     if (NULL != m->previous.name##_init_module) OBJ_RELEASE(m->previous.name##_init_module);
     LOOM_FOR_EACH_COLLECTIVE(RELEASE)
 #undef RELEASE
+    for (int k = 0; k < LOOM_KIND_COUNT; ++k)
+        for (int c = 0; c < LOOM_COLL_COUNT; ++c) free(m->repeats[k][c].served);
     loom_rules_release(m->rules);
     loom_shm_release(m->shm);
     loom_shm_release(m->node_shm);

@@ -382,11 +382,28 @@ void mca_coll_loom_requests_fini(void)
 
 /* ---- the call ---- */
 
+/* r, described and decided, becomes the caller's request: running, or inactive until
+ * MPI_Start for a persistent one. */
+static int start_served(loom_request_t *r, struct ompi_communicator_t *comm, bool persistent)
+{
+    /* A persistent request keeps the tuning parameters of its init. */
+    loom_apply_tuning(&r->call.core);
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    *r->mpi.request = &r->super.super;
+    if (persistent) return OMPI_SUCCESS;
+    const int rc = launch(r);
+    if (OMPI_SUCCESS != rc) {
+        *r->mpi.request = MPI_REQUEST_NULL;
+        release(r);
+    }
+    return rc;
+}
+
 int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    /* A repeat of the call handed on last goes on at once. */
+    /* A repeat of the call decided last is handed on at once, or served as it was. */
     const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
-    if (NULL != repeat) {
+    if (NULL != repeat && !repeat->is_served) {
         loom_note_declined(mpi->kind, mpi->coll, comm, repeat->why);
         return mca_coll_loom_hand_on(mpi, comm, module);
     }
@@ -396,6 +413,16 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     r->mpi = *mpi;
     r->module = module;
     int rc;
+    if (NULL != repeat) {
+        rc = loom_describe_repeat(&r->call, &r->mpi, comm, repeat->served);
+        if (OMPI_SUCCESS != rc) {
+            release(r);
+            return rc;
+        }
+        r->algorithm = repeat->served->algorithm;
+        r->rule = repeat->served->rule;
+        return start_served(r, comm, persistent);
+    }
     const char *why = loom_describe(&r->call, &r->mpi, comm, &rc);
     if (OMPI_SUCCESS != rc) {
         release(r);
@@ -441,15 +468,6 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         }
         return rc;
     }
-    /* A persistent request keeps the tuning parameters of its init. */
-    loom_apply_tuning(&r->call.core);
-    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    *mpi->request = &r->super.super;
-    if (persistent) return OMPI_SUCCESS; /* inactive until MPI_Start */
-    rc = launch(r);
-    if (OMPI_SUCCESS != rc) {
-        *mpi->request = MPI_REQUEST_NULL;
-        release(r);
-    }
-    return rc;
+    if (!device) loom_remember_served(mpi, module, &r->call, r->algorithm, r->rule);
+    return start_served(r, comm, persistent);
 }

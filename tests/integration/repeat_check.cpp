@@ -1,7 +1,8 @@
 // repeat_check: a repeated call decides as the full decision path does (coll_loom_fast_repeats).
 //
-// loom hands a repeat of the last call it handed on (same count, root, in-place use, the same
-// predefined datatypes and op) straight on, without describing and deciding it again
+// loom hands a repeat of the last call it decided (same count, root, in-place use, the same
+// predefined datatypes and op, the same forced algorithm) straight on, or serves it with the
+// algorithm decided before, without describing and deciding it again
 // (coll_component/coll_loom_call.c). This test makes one random sequence of calls - 80
 // cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier and alltoall,
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
@@ -10,14 +11,22 @@
 // through MPI_T around each call). Both communicators make the same calls in the same order, so
 // their shared segments appear at the same call; loom's MPI_T counters must show the same
 // decision (served or handed on) for every call on both, and every result is checked against a
-// reference computed here. Run it with a rule file that hands some sizes on (rules/repeat.rules)
-// so there are repeats to remember; the test fails if no repeat was handed on or no call served.
+// reference computed here. Now and then the sequence forces an algorithm for the collective of
+// the next call, or stops forcing it (coll_loom_<collective>_algorithm through MPI_T, the same on
+// both communicators), so repeats meet a changed forced algorithm. Run it with a rule file that
+// hands some sizes on (rules/repeat.rules) so there are repeats to remember; the test fails if no
+// repeat was handed on, none served, or no call served.
+//
+// With --compare-lines (and coll_loom_verbose 2, which prints a line per call naming the
+// algorithm that served it and its rule, or why it was handed on) each rank sends its stderr to
+// a file, and the lines of the two communicators must be the same, call by call: a repeat served
+// by another algorithm than the full path chooses fails here.
 //
 // With --form nonblocking|persistent the calls are MPI_Iallreduce + MPI_Wait (or _init, Start,
 // Wait, Request_free; check_forms.hpp) and the counters loom's coll_loom_i<collective>_* (or
 // _init_*): repeats of a handed-on non-blocking call skip the decision too.
 //
-//   mpirun ... repeat_check [--steps 400] [--form blocking|nonblocking|persistent]
+//   mpirun ... repeat_check [--steps 400] [--form blocking|nonblocking|persistent] [--compare-lines]
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
@@ -26,20 +35,23 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
 
 int rank = 0, size = 1;
 long failures = 0;
+int report_fd = 2; // stderr, or where it was while stderr goes to a file (--compare-lines)
 
 void fail(const std::string& what)
 {
-    if (failures++ < 20) std::fprintf(stderr, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
+    if (failures++ < 20) dprintf(report_fd, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
 }
 
 enum Coll { allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall, coll_count };
@@ -210,6 +222,35 @@ std::vector<Case> make_cases(std::mt19937& rng)
     return cases;
 }
 
+// Two algorithms of each collective to force now and then (every one can serve every case here:
+// the ops are commutative, and shm's segment is made at once when it is forced).
+const char* const forcible[coll_count][2] = {{"ring", "shm"},
+                                             {"binomial", "shm"},
+                                             {"ring", "halving_doubling"},
+                                             {"ring", "bruck"},
+                                             {"binomial", "scatter_allgather"},
+                                             {"bruck", "recursive_doubling"},
+                                             {"bruck", "pairwise"}};
+
+void force(Coll c, const char* algorithm)
+{
+    const std::string name = "coll_loom_" + std::string(names[c]) + "_algorithm";
+    if (!loom::tools::set_loom_control(name, algorithm)) fail("cannot write " + name);
+}
+
+// loom's per-call lines (coll_loom_verbose 2) for communicator `comm` in stderr's file, with the
+// communicator's name taken out, in order.
+std::vector<std::string> lines_on(const std::string& path, const std::string& comm)
+{
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    const std::string tag = " on " + comm + " (rank ";
+    for (std::string line; std::getline(in, line);)
+        if (const auto at = line.find(tag); line.find("coll:loom: ") != std::string::npos && at != std::string::npos)
+            lines.push_back(line.substr(0, at) + line.substr(at + comm.size() + 4));
+    return lines;
+}
+
 const char* outcome(int decided) { return decided > 0 ? "served" : decided == 0 ? "handed on" : "not reached"; }
 
 void set_fast_repeats(int on)
@@ -225,6 +266,9 @@ int main(int argc, char** argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int steps = 400;
+    bool compare_lines = false;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--compare-lines") == 0) compare_lines = true;
     for (int i = 1; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--form") == 0)
@@ -255,8 +299,24 @@ int main(int argc, char** argv)
     MPI_Comm fast, full;
     MPI_Comm_dup(MPI_COMM_WORLD, &fast);
     MPI_Comm_dup(MPI_COMM_WORLD, &full);
+    MPI_Comm_set_name(fast, "fast");
+    MPI_Comm_set_name(full, "full");
 
-    long served = 0, handed_on = 0, repeats_handed_on = 0;
+    // loom's lines go to fd 2; it is pointed at a file of this rank's until the end.
+    const std::string lines_path = "repeat_check.lines." + std::to_string(rank) + "." + std::to_string(getpid());
+    if (compare_lines) {
+        std::fflush(stderr);
+        std::FILE* f = std::fopen(lines_path.c_str(), "w");
+        report_fd = dup(2);
+        if (f == nullptr || report_fd < 0 || dup2(fileno(f), 2) < 0) {
+            std::fprintf(stderr, "repeat_check: cannot send stderr to %s\n", lines_path.c_str());
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        std::fclose(f);
+    }
+
+    long served = 0, handed_on = 0, repeats_handed_on = 0, repeats_served = 0, forcings = 0;
+    const char* forced[coll_count] = {};
     int last_case[coll_count], last_served[coll_count];
     std::fill(std::begin(last_case), std::end(last_case), -1);
     std::fill(std::begin(last_served), std::end(last_served), -1);
@@ -268,6 +328,17 @@ int main(int argc, char** argv)
         if (pick == 2) k = k / 4 * 4 + int(rng() % 4);
         if (pick == 3) k = int(rng() % cases.size());
         const Case& c = cases[std::size_t(k)];
+        // One step in eight changes what is forced for this collective: nothing, or one of two.
+        if (rng() % 8 == 0) {
+            const unsigned which = rng() % 3;
+            const char* algorithm = which == 2 ? "" : forcible[c.coll][which];
+            if (std::strcmp(algorithm, forced[c.coll] != nullptr ? forced[c.coll] : "") != 0) {
+                force(c.coll, algorithm);
+                forced[c.coll] = algorithm;
+                last_case[c.coll] = -1; // a call after the change is no repeat
+                ++forcings;
+            }
+        }
         set_fast_repeats(1);
         const int on_fast = decided(c, fast);
         set_fast_repeats(0);
@@ -278,12 +349,38 @@ int main(int argc, char** argv)
                  " with coll_loom_fast_repeats 1 but " + outcome(on_full) + " with 0");
         if (on_fast < 0) continue;
         (on_fast ? served : handed_on) += 1;
-        if (!on_fast && last_case[c.coll] == k && last_served[c.coll] == 0) ++repeats_handed_on;
+        if (last_case[c.coll] == k && last_served[c.coll] == on_fast) ++(on_fast ? repeats_served : repeats_handed_on);
         last_case[c.coll] = k;
         last_served[c.coll] = on_fast;
     }
     if (served == 0) fail("loom served no call: the test proves nothing");
     if (repeats_handed_on == 0) fail("no repeat of a handed-on call was made: the test proves nothing");
+    if (repeats_served == 0) fail("no repeat of a served call was made: the test proves nothing");
+    for (int c = 0; c < coll_count; ++c)
+        if (forced[c] != nullptr) force(Coll(c), "");
+
+    if (compare_lines) {
+        std::fflush(stderr);
+        dup2(report_fd, 2);
+        close(report_fd);
+        report_fd = 2;
+        const auto on_fast = lines_on(lines_path, "fast"), on_full = lines_on(lines_path, "full");
+        if (on_fast.empty()) fail("no loom line per call in stderr: run with coll_loom_verbose 2");
+        if (on_fast.size() != on_full.size())
+            fail(std::to_string(on_fast.size()) + " lines on the fast communicator, " + std::to_string(on_full.size()) +
+                 " on the other");
+        const long before = failures;
+        for (std::size_t i = 0; i < std::min(on_fast.size(), on_full.size()); ++i)
+            if (on_fast[i] != on_full[i]) {
+                fail("call " + std::to_string(i) + " differs:\n  fast path: " + on_fast[i] +
+                     "\n  full path: " + on_full[i]);
+                break;
+            }
+        if (failures == before)
+            std::remove(lines_path.c_str());
+        else
+            fail("loom's lines are kept in " + lines_path);
+    }
 
     MPI_Comm_free(&fast);
     MPI_Comm_free(&full);
@@ -291,8 +388,9 @@ int main(int argc, char** argv)
     check::reduce(&failures, &all_failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         std::printf("repeat_check np=%d: %d steps over %zu cases, each on two communicators; served %ld, handed on "
-                    "%ld (%ld of them repeats of the call handed on before); %ld failures\n",
-                    size, steps, cases.size(), served, handed_on, repeats_handed_on, all_failures);
+                    "%ld; repeats: %ld served, %ld handed on; forced algorithm changed %ld times; %ld failures\n",
+                    size, steps, cases.size(), served, handed_on, repeats_served, repeats_handed_on, forcings,
+                    all_failures);
     MPI_Finalize();
     return all_failures == 0 ? 0 : 1;
 }
