@@ -4,8 +4,9 @@
 // it would wait. The stack is mmap'd (only touched pages cost memory) with a guard page below
 // it, so an overflow faults instead of corrupting a neighbour. A stack is started once with
 // ucontext (makecontext, swapcontext) and then kept, running one fiber after another; every
-// switch is a _setjmp/_longjmp pair, which saves no signal mask: ucontext's sigprocmask system
-// calls on every switch and start made an 8-byte MPI_Iallreduce cost 4x its blocking form.
+// switch is a setjmp/longjmp pair (the compiler's builtin pair, else glibc's _setjmp/_longjmp;
+// fiber.cpp), which saves no signal mask: ucontext's sigprocmask system calls on every switch
+// and start made an 8-byte MPI_Iallreduce cost 4x its blocking form.
 #pragma once
 
 #include <cstddef>
