@@ -288,13 +288,18 @@ static const char *forced_now(loom_coll_t coll)
     return NULL == forced ? "" : forced;
 }
 
+static int same_forced(const char *kept, const char *now)
+{
+    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
+}
+
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
     const loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];
     if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != mpi->count || r->dtype != mpi->dtype ||
         r->op != mpi->op || r->root != mpi->root || r->scount != mpi->scount || r->sdtype != mpi->sdtype ||
         r->in_place != in_place_of(mpi) || r->segment != module->segment || r->single_copy != module->single_copy ||
-        NULL != mpi->counts || 0 != strcmp(r->forced, forced_now(mpi->coll)))
+        NULL != mpi->counts || !same_forced(r->forced, forced_now(mpi->coll)))
         return NULL;
     /* Device buffers are handed on through host copies: the whole path. */
     if (loom_is_device(MPI_IN_PLACE == mpi->sbuf ? NULL : mpi->sbuf) || loom_is_device(mpi->rbuf)) return NULL;

@@ -3,8 +3,9 @@
 //
 //   loom-call-loop COLLECTIVE CALLS [BYTES]   (allreduce: doubles summed; bcast: bytes from
 //                                              rank 0; barrier; alltoall: BYTES to each rank;
-//                                              iallreduce, ibcast, ibarrier, ialltoall: the
-//                                              non-blocking call, then MPI_Wait)
+//                                              allgather: BYTES from each rank;
+//                                              iallreduce, ibcast, ibarrier, ialltoall,
+//                                              iallgather: the non-blocking call, then MPI_Wait)
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
 
@@ -17,7 +18,8 @@ int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
     if (argc < 3) {
-        std::fprintf(stderr, "usage: loom-call-loop [i]allreduce|[i]bcast|[i]barrier|[i]alltoall CALLS [BYTES]\n");
+        std::fprintf(stderr,
+                     "usage: loom-call-loop [i]allreduce|[i]bcast|[i]barrier|[i]alltoall|[i]allgather CALLS [BYTES]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char* coll = argv[1];
@@ -28,10 +30,10 @@ int main(int argc, char** argv)
     std::vector<double> in((bytes * std::size_t(size)) / sizeof(double) + 1, 1.0), out(in.size());
     const int count = int(bytes / sizeof(double));
     // The collective is looked up once: the loop holds only the calls callgrind counts.
-    static const char* const names[] = {"allreduce",  "bcast",  "alltoall",  "barrier",
-                                        "iallreduce", "ibcast", "ialltoall", "ibarrier"};
+    static const char* const names[] = {"allreduce", "bcast",     "alltoall", "barrier",   "iallreduce",
+                                        "ibcast",    "ialltoall", "ibarrier", "allgather", "iallgather"};
     int which = -1;
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 10; ++i)
         if (std::strcmp(coll, names[i]) == 0) which = i;
     if (which < 0) {
         std::fprintf(stderr, "loom-call-loop: unknown collective %s\n", coll);
@@ -49,7 +51,11 @@ int main(int argc, char** argv)
         case 6:
             MPI_Ialltoall(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, MPI_COMM_WORLD, &request);
             break;
-        default: MPI_Ibarrier(MPI_COMM_WORLD, &request); break;
+        case 7: MPI_Ibarrier(MPI_COMM_WORLD, &request); break;
+        case 8: MPI_Allgather(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, MPI_COMM_WORLD); break;
+        default:
+            MPI_Iallgather(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, MPI_COMM_WORLD, &request);
+            break;
         }
         if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
