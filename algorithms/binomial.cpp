@@ -62,8 +62,8 @@ struct ReducePlan {
         int rank;
         bool lower;
     };
-    std::vector<Child> children;
-    int parent = -1; // -1: the root
+    FixedList<Child> children; // at most lg P
+    int parent = -1;           // -1: the root
 };
 
 ReducePlan reduce_plan(int P, int r, int root)
@@ -160,7 +160,7 @@ void binomial_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
             break;
         }
     }
-    std::vector<int> children;
+    FixedList<int> children; // at most lg P
     for (int m = mask / 2; m > 0; m /= 2)
         if (v + m < P) children.push_back(mod(r + m, P));
 

@@ -329,7 +329,7 @@ void pat_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
         return;
     }
     const BlockPartition part(args.count, n);
-    std::vector<std::size_t> counts(static_cast<std::size_t>(n)), bytes(static_cast<std::size_t>(n));
+    PerRank<std::size_t> counts(static_cast<std::size_t>(n)), bytes(static_cast<std::size_t>(n));
     for (int b = 0; b < n; ++b) {
         counts[std::size_t(b)] = part.length(b);
         bytes[std::size_t(b)] = part.length(b) * es;

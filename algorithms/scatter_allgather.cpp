@@ -86,7 +86,7 @@ void scatter_allgather_bcast(Transport& net, MemoryOps& mem, const BcastArgs& ar
 
     // Virtual rank i owns block i, and the blocks lie in virtual-rank order in the buffer:
     // exactly an in-place allgatherv on the renumbered ranks.
-    std::vector<std::size_t> lengths(static_cast<std::size_t>(P));
+    PerRank<std::size_t> lengths(static_cast<std::size_t>(P));
     for (int i = 0; i < P; ++i) lengths[std::size_t(i)] = blocks.length(i);
     ring_allgather(vnet, mem, AllgatherArgs{nullptr, buf, lengths});
 }
