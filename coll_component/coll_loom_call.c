@@ -217,8 +217,6 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
 
 /* ---- the call ---- */
 
-int loom_is_device(const void *p) { return NULL != p && LOOM_MEMORY_CUDA == loom_device_memory_kind(p); }
-
 /* Calls the previous component, marking the collective as being handed on (see
  * mca_coll_loom_module_t.handing_on). */
 static int pass_on(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)

@@ -6,6 +6,7 @@
 #define COLL_LOOM_CALL_H
 
 #include "coll_loom.h"
+#include "loom_device.h"
 
 BEGIN_C_DECLS
 
@@ -130,7 +131,11 @@ static inline void loom_apply_tuning(loom_call_t *call)
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 int loom_to_ompi_error(int rc);
 /* 1 if p is device (CUDA) memory. */
-int loom_is_device(const void *p);
+static inline int loom_is_device(const void *p)
+{
+    return NULL != p && !__atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED) &&
+           LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
+}
 /* The last call of mpi's collective and form loom decided, if mpi repeats it (the same
  * count, predefined datatypes and op, root, in-place use, segment state, host buffers;
  * coll_loom_fast_repeats on, nothing forced): then it is handed on at once (is_served 0), or

@@ -132,7 +132,10 @@ int memory_kind(const void* ptr)
     }
     int state = driver_state.load(std::memory_order_acquire);
     if (state == unknown) state = load_driver();
-    if (state != present) return LOOM_MEMORY_HOST;
+    if (state != present) {
+        __atomic_store_n(&loom_device_host_only, 1, __ATOMIC_RELAXED);
+        return LOOM_MEMORY_HOST;
+    }
     unsigned type = 0;
     const CUresult rc = pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                               static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(ptr)));
@@ -144,6 +147,7 @@ int memory_kind(const void* ptr)
                          "old): every buffer is host memory from now on\n",
                          rc);
         driver_state.store(absent, std::memory_order_release);
+        __atomic_store_n(&loom_device_host_only, 1, __ATOMIC_RELAXED);
     }
     return LOOM_MEMORY_HOST;
 }
@@ -328,7 +332,10 @@ HostCopier host_copier;
 
 using namespace loom::cuda;
 
-extern "C" int loom_device_memory_kind(const void* ptr) { return memory_kind(ptr); }
+extern "C" {
+int loom_device_host_only = 0;
+int loom_device_memory_kind(const void* ptr) { return memory_kind(ptr); }
+}
 
 extern "C" void* loom_device_copier(const char** why)
 {

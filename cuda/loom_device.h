@@ -17,6 +17,12 @@ extern "C" {
  * usable device, every pointer is host memory and later calls cost one load and a branch. */
 int loom_device_memory_kind(const void *ptr);
 
+/* 1 once loom knows that no pointer of this process is device memory (no CUDA driver, or
+ * one that reports no usable device; never with LOOM_TEST_FAKE_DEVICE): a caller may skip
+ * loom_device_memory_kind then (two calls were 40 instructions of a call's path). Read it
+ * with __atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED). */
+extern int loom_device_host_only;
+
 /* The staging copier for device buffers (a loom::AsyncCopier, for loom_call_t.copier), or
  * NULL with *why if loom cannot serve device buffers here (libloom_cuda.so missing, no
  * device): then the caller hands the call on. The first failure is also printed once. */
