@@ -180,16 +180,22 @@ static int is_reduction(loom_coll_t coll)
            LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
 }
 
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
+/* What every description starts from: no counts of its own, no dense views, no host copies. */
+static void describe_start(loom_glue_call_t *c, const loom_mpi_call_t *mpi)
 {
-    *rc = OMPI_SUCCESS;
     c->mpi = mpi;
-    c->core = (loom_call_t){.coll = mpi->coll};
     c->counts = c->inline_counts;
-    c->result_count = 0;
     c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
     c->copies[0].user = c->copies[1].user = NULL;
     c->copies[0].host = c->copies[1].host = NULL;
+}
+
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
+{
+    *rc = OMPI_SUCCESS;
+    describe_start(c, mpi);
+    c->core = (loom_call_t){.coll = mpi->coll};
+    c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the collective's description sets them */
     if (is_reduction(mpi->coll)) return describe_reduction(c, comm, rc);
     const char *why = describe_data_movement(c, comm, rc);
@@ -204,14 +210,10 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
                          const loom_served_repeat_t *s)
 {
-    c->mpi = mpi;
+    describe_start(c, mpi);
     c->core = s->core;
-    c->counts = c->inline_counts;
     c->result_count = s->result_count;
     c->dense = 1;
-    c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
-    c->copies[0].user = c->copies[1].user = NULL;
-    c->copies[0].host = c->copies[1].host = NULL;
     c->send = s->send;
     c->recv = s->recv;
     c->send.user = s->send_used ? (void *)mpi->sbuf : NULL;

@@ -367,6 +367,27 @@ void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *mo
     r->is_served = 1;
 }
 
+/* Runs the described call c with algorithm (chosen by rule) - through dense copies, of host
+ * copies for device buffers, where its buffers are not used in place - and finishes it. */
+static int run_described(loom_glue_call_t *c, int device, const char *algorithm, const char *rule,
+                         struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    int rc = OMPI_SUCCESS;
+    if (!c->dense) {
+        /* Dense copies; of device buffers, made from host copies. */
+        rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
+        if (OMPI_SUCCESS == rc) rc = loom_views_in(c);
+    }
+    if (OMPI_SUCCESS == rc) rc = run(algorithm, &c->core, comm, module);
+    if (OMPI_SUCCESS == rc && !c->dense) {
+        rc = loom_views_out(c);
+        if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
+    }
+    if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c->core, comm, module, algorithm, rule);
+    loom_call_fini(c);
+    return rc;
+}
+
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     loom_glue_call_t c;
@@ -377,12 +398,12 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
             loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
             return pass_on(mpi, comm, module);
         }
-        const loom_served_repeat_t *s = repeat->served;
-        rc = loom_describe_repeat(&c, mpi, comm, s);
-        if (OMPI_SUCCESS == rc) rc = run(s->algorithm, &c.core, comm, module);
-        if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c.core, comm, module, s->algorithm, s->rule);
-        loom_call_fini(&c);
-        return rc;
+        rc = loom_describe_repeat(&c, mpi, comm, repeat->served);
+        if (OMPI_SUCCESS != rc) {
+            loom_call_fini(&c);
+            return rc;
+        }
+        return run_described(&c, 0, repeat->served->algorithm, repeat->served->rule, comm, module);
     }
 
     const char *why = loom_describe(&c, mpi, comm, &rc), *rule = NULL, *algorithm = NULL;
@@ -433,17 +454,5 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     }
 
     if (!returned && !device) loom_remember_served(mpi, module, &c, algorithm, rule);
-    if (!c.dense) {
-        /* Dense copies; of device buffers, made from host copies. */
-        rc = device ? loom_host_copies_in(&c) : OMPI_SUCCESS;
-        if (OMPI_SUCCESS == rc) rc = loom_views_in(&c);
-    }
-    if (OMPI_SUCCESS == rc) rc = run(algorithm, &c.core, comm, module);
-    if (OMPI_SUCCESS == rc && !c.dense) {
-        rc = loom_views_out(&c);
-        if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(&c);
-    }
-    if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c.core, comm, module, algorithm, rule);
-    loom_call_fini(&c);
-    return rc;
+    return run_described(&c, device, algorithm, rule, comm, module);
 }
