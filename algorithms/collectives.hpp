@@ -103,38 +103,8 @@ private:
     std::size_t extra_;
 };
 
-// Offsets of variable-sized blocks laid end to end: offset(i) = sizes[0] + ... + sizes[i-1].
-// Up to 64 blocks (communicators of up to 64 ranks) they are kept inline: a small call
-// allocates nothing (a malloc and free were 180 instructions of an 8-byte MPI_Iallgather).
-class BlockOffsets {
-public:
-    explicit BlockOffsets(std::span<const std::size_t> sizes) : n_(sizes.size() + 1)
-    {
-        if (n_ > kInline) heap_.resize(n_);
-        std::size_t* o = data();
-        o[0] = 0;
-        for (std::size_t i = 0; i < sizes.size(); ++i) o[i + 1] = o[i] + sizes[i];
-    }
-    std::size_t begin(int block) const { return data()[std::size_t(block)]; }
-    std::size_t length(int block) const { return data()[std::size_t(block) + 1] - data()[std::size_t(block)]; }
-    // The span of blocks [first, last): contiguous, since blocks are laid end to end.
-    std::size_t span_length(int first, int last) const
-    {
-        return data()[std::size_t(last)] - data()[std::size_t(first)];
-    }
-    std::size_t total() const { return data()[n_ - 1]; }
-
-private:
-    static constexpr std::size_t kInline = 65;
-    const std::size_t* data() const { return n_ > kInline ? heap_.data() : inline_; }
-    std::size_t* data() { return n_ > kInline ? heap_.data() : inline_; }
-    std::size_t n_;
-    std::size_t inline_[kInline];
-    std::vector<std::size_t> heap_;
-};
-
 // n values of T, inline up to N (a small communicator's per-rank values: no allocation on a
-// small call), on the heap beyond.
+// small call), on the heap beyond. Inline values are unset until written, as with new T[n].
 template <class T, std::size_t N = 64>
 class PerRank {
 public:
@@ -151,8 +121,31 @@ public:
 
 private:
     std::size_t n_;
-    T inline_[N]{};
+    T inline_[N];
     std::vector<T> heap_;
+};
+
+// Offsets of variable-sized blocks laid end to end: offset(i) = sizes[0] + ... + sizes[i-1].
+// Up to 64 blocks (communicators of up to 64 ranks) they are kept inline: a small call
+// allocates nothing (a malloc and free were 180 instructions of an 8-byte MPI_Iallgather).
+class BlockOffsets {
+public:
+    explicit BlockOffsets(std::span<const std::size_t> sizes) : offsets_(sizes.size() + 1)
+    {
+        offsets_[0] = 0;
+        for (std::size_t i = 0; i < sizes.size(); ++i) offsets_[i + 1] = offsets_[i] + sizes[i];
+    }
+    std::size_t begin(int block) const { return offsets_[std::size_t(block)]; }
+    std::size_t length(int block) const { return offsets_[std::size_t(block) + 1] - offsets_[std::size_t(block)]; }
+    // The span of blocks [first, last): contiguous, since blocks are laid end to end.
+    std::size_t span_length(int first, int last) const
+    {
+        return offsets_[std::size_t(last)] - offsets_[std::size_t(first)];
+    }
+    std::size_t total() const { return offsets_[offsets_.size() - 1]; }
+
+private:
+    PerRank<std::size_t, 65> offsets_;
 };
 
 // Up to N values pushed one by one (a binomial tree's children: at most lg P < 32).
