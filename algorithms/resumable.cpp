@@ -13,8 +13,8 @@
 // plus this object with its HostMemory (1.5 KiB). Stacks, once started, are reused through the
 // fiber's per-thread pool, and operation objects through this file's: an object of that size
 // takes malloc's slow path (about 1,000 instructions of an 8-byte MPI_Iallreduce went to
-// making, zeroing and freeing it, callgrind). A resumption is two _setjmp/_longjmp switches
-// (fiber.hpp), made only once the messages waited on are done (ResumableTransport::ready).
+// making, zeroing and freeing it, callgrind). A resumption is two fiber switches (fiber.hpp),
+// made only once the messages waited on are done (ResumableTransport::ready).
 // Scratch blocks above 1 KiB stay with the operation, so a persistent request's restart
 // (loom_resumable_restart) allocates nothing.
 //

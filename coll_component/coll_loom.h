@@ -82,9 +82,9 @@ typedef struct loom_repeat {
     struct ompi_datatype_t *dtype, *sdtype;
     struct ompi_op_t *op;
     const char *why;                   /* handed on: why (served: NULL) */
-    struct loom_served_repeat *served; /* served: its record; NULL: handed on. Owned: made at the
-                                          first served call remembered, reused after */
-    int is_served;
+    int is_served;                     /* 1: served, from `served`; 0: handed on */
+    struct loom_served_repeat *served; /* the served record, owned: made at the first served call
+                                          remembered, kept (and reused) while calls are handed on */
 } loom_repeat_t;
 
 /* Per-communicator module: the previous component's function and module for every

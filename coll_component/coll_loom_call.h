@@ -137,8 +137,8 @@ static inline int loom_is_device(const void *p)
            LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
 }
 /* The last call of mpi's collective and form loom decided, if mpi repeats it (the same
- * count, predefined datatypes and op, root, in-place use, segment state, host buffers;
- * coll_loom_fast_repeats on, nothing forced): then it is handed on at once (is_served 0), or
+ * count, predefined datatypes and op, root, in-place use, forced algorithm, segment state, host
+ * buffers; coll_loom_fast_repeats on): then it is handed on at once (is_served 0), or
  * served by the algorithm decided before (loom_describe_repeat). NULL otherwise. */
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module);
 /* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */

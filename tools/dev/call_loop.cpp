@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 int main(int argc, char** argv)
@@ -33,7 +34,7 @@ int main(int argc, char** argv)
     static const char* const names[] = {"allreduce", "bcast",     "alltoall", "barrier",   "iallreduce",
                                         "ibcast",    "ialltoall", "ibarrier", "allgather", "iallgather"};
     int which = -1;
-    for (int i = 0; i < 10; ++i)
+    for (int i = 0; i < int(std::size(names)); ++i)
         if (std::strcmp(coll, names[i]) == 0) which = i;
     if (which < 0) {
         std::fprintf(stderr, "loom-call-loop: unknown collective %s\n", coll);
