@@ -40,8 +40,13 @@ extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy
     int ready = 0;
     const int rc = guarded([&] {
         CallbackTransport net(*transport);
-        if (!shm_setup(net, single_copy != 0)) return;
-        ready = LOOM_SHM_SEGMENT | (shm_comm(net)->single_copy() ? LOOM_SHM_SINGLE_COPY : 0);
+        const SingleCopy allow = single_copy == 1   ? SingleCopy::any
+                                 : single_copy == 2 ? SingleCopy::cma_only
+                                                    : SingleCopy::off;
+        if (!shm_setup(net, allow)) return;
+        const ShmComm& shm = *shm_comm(net);
+        ready = LOOM_SHM_SEGMENT | (shm.single_copy() ? LOOM_SHM_SINGLE_COPY : 0) |
+                (shm.peer_map() != nullptr ? LOOM_SHM_MAPPED : 0);
     });
     return rc != LOOM_SUCCESS ? rc : ready;
 }

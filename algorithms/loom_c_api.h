@@ -195,10 +195,12 @@ size_t loom_shm_segment_bytes(int comm_size);
 
 /* Makes the shared-memory segment of the communicator `transport` runs on (stored in its
  * shared_state; every rank of the communicator must call it at the same point of the same
- * collective), and probes single copy if this rank allows it (single_copy 1). Returns 0 if
- * the segment cannot be had, else LOOM_SHM_SEGMENT, with LOOM_SHM_SINGLE_COPY added if every
- * rank may read every other's memory (the same answer on every rank); or an error code (< 0). */
-enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2 };
+ * collective), and probes single copy as this rank allows (single_copy: 0 off, 1 XPMEM where
+ * usable else CMA, 2 CMA only; coll_loom_single_copy). Returns 0 if the segment cannot be had,
+ * else LOOM_SHM_SEGMENT, with LOOM_SHM_SINGLE_COPY added if every rank may read every other's
+ * memory, and LOOM_SHM_MAPPED if it does so through XPMEM mappings (the same answer on every
+ * rank); or an error code (< 0). */
+enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2, LOOM_SHM_MAPPED = 4 };
 int loom_shm_setup(const loom_transport_t *transport, int single_copy);
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);

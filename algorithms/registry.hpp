@@ -105,7 +105,7 @@ const Algorithm* find_algorithm(Collective c, std::string_view name);
 // does not have.
 inline constexpr std::string_view kNoSegment = "the communicator has no shared-memory segment";
 inline constexpr std::string_view kNoSingleCopy =
-    "single-copy transfers (CMA) are off: refused on this node, disabled by coll_loom_single_copy, or device buffers";
+    "single-copy transfers (XPMEM or CMA) are off: refused on this node, disabled by coll_loom_single_copy, or device buffers";
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);

@@ -75,11 +75,12 @@ namespace {
 const std::uint64_t probe_word = 0x6c6f6f6d2d636d61; // "loom-cma"
 } // namespace
 
-void ShmComm::probe_single_copy(bool allow)
+void ShmComm::probe_single_copy(bool allow, PeerMap* map)
 {
     Mailbox& mine = mailbox(rank_);
-    mine.pid = std::uint64_t(getpid());
+    mine.pid = std::uint32_t(getpid());
     mine.addr[0] = &probe_word;
+    mine.map_key = allow && map != nullptr ? map->own_key() : -1;
 #ifdef PR_SET_PTRACER
     // kernel.yama.ptrace_scope 1 lets a process read only its descendants' memory unless they
     // name it; the ranks are siblings, so each names any process (as Open MPI's vader does
@@ -87,18 +88,37 @@ void ShmComm::probe_single_copy(bool allow)
     if (allow) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 #endif
     sync();
-    bool ok = allow;
-    for (int q = 0; q < size_ && ok; ++q) {
+    bool cma = allow, mapped = mine.map_key >= 0;
+    map_keys_.reset(new std::int64_t[std::size_t(size_)]);
+    for (int q = 0; q < size_; ++q) {
+        map_keys_[std::size_t(q)] = mailbox(q).map_key;
         if (q == rank_) continue;
         std::uint64_t word = 0;
         iovec local{&word, sizeof word}, remote{const_cast<void*>(mailbox(q).addr[0]), sizeof word};
-        ok = process_vm_readv(pid_t(mailbox(q).pid), &local, 1, &remote, 1, 0) == ssize_t(sizeof word) &&
-             word == probe_word;
+        cma = cma && process_vm_readv(pid_t(mailbox(q).pid), &local, 1, &remote, 1, 0) == ssize_t(sizeof word) &&
+              word == probe_word;
+        if (mapped && map_keys_[std::size_t(q)] >= 0) {
+            try {
+                word = 0;
+                std::memcpy(&word, map->map(map_keys_[std::size_t(q)], mailbox(q).addr[0], sizeof word), sizeof word);
+                mapped = word == probe_word;
+            } catch (const TransportError&) {
+                mapped = false;
+            }
+        } else {
+            mapped = false;
+        }
     }
-    mine.single_copy_ok = ok ? 1 : 0;
+    mine.cma_ok = cma ? 1 : 0;
+    mine.map_ok = mapped ? 1 : 0;
     sync();
-    single_copy_ = true;
-    for (int q = 0; q < size_; ++q) single_copy_ = single_copy_ && mailbox(q).single_copy_ok == 1;
+    cma = mapped = true;
+    for (int q = 0; q < size_; ++q) {
+        cma = cma && mailbox(q).cma_ok == 1;
+        mapped = mapped && mailbox(q).map_ok == 1;
+    }
+    cma_ = cma;
+    peer_map_ = mapped ? map : nullptr;
     sync(); // nobody's mailbox changes before everyone has read the verdicts
 }
 
@@ -295,10 +315,10 @@ struct ShmState {
 };
 
 // Rank `me` of the segment's users; single copy is settled at once (ShmComm::probe_single_copy).
-std::unique_ptr<ShmComm> make_comm(std::unique_ptr<ShmSegment> seg, int me, int P, bool single_copy)
+std::unique_ptr<ShmComm> make_comm(std::unique_ptr<ShmSegment> seg, int me, int P, SingleCopy single_copy)
 {
     auto comm = std::make_unique<ShmComm>(std::move(seg), me, P);
-    comm->probe_single_copy(single_copy);
+    comm->probe_single_copy(single_copy != SingleCopy::off, single_copy == SingleCopy::any ? xpmem_map() : nullptr);
     return comm;
 }
 
@@ -326,7 +346,7 @@ std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
 }
 
 // Every rank returns the same verdict: rank 0 decides from everyone's answer.
-std::unique_ptr<ShmComm> establish(Transport& net, bool single_copy)
+std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
 {
     const int P = net.size(), me = net.rank();
     const std::size_t bytes = ShmComm::segment_bytes(P);
@@ -380,7 +400,7 @@ std::unique_ptr<ShmComm> establish(Transport& net, bool single_copy)
 void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
 
 // The communicator's ShmComm, set up on first use; null if shared memory is unavailable.
-ShmComm* shm_of(Transport& net, bool single_copy = false)
+ShmComm* shm_of(Transport& net, SingleCopy single_copy = SingleCopy::off)
 {
     void** slot = net.shared_state();
     if (slot == nullptr) return nullptr;
@@ -398,7 +418,7 @@ ShmComm* shm_of(Transport& net, bool single_copy = false)
 
 void shm_release(void* state) { delete static_cast<ShmState*>(state); }
 
-bool shm_setup(Transport& net, bool single_copy) { return shm_of(net, single_copy) != nullptr; }
+bool shm_setup(Transport& net, SingleCopy single_copy) { return shm_of(net, single_copy) != nullptr; }
 
 ShmComm* shm_comm(Transport& net) { return shm_of(net); }
 

@@ -41,6 +41,7 @@
 #pragma once
 
 #include "collectives.hpp"
+#include "peer_map.hpp"
 #include "shm_segment.hpp"
 
 #include <stdexcept>
@@ -109,22 +110,35 @@ public:
 
     // Each rank's mailbox, in the second half of its counter's line: written by its owner
     // before a publish(), read by the others after waiting for that phase. The single-copy
-    // family (single_copy.hpp) puts its process id there and, per call, the addresses of its
-    // buffers, which the others then read or write with process_vm_readv/writev.
+    // family (single_copy.hpp) puts its process id and mapping key there and, per call, the
+    // addresses of its buffers, which the others then read (process_vm_readv, or a mapping).
     struct Mailbox {
-        std::uint64_t pid;
-        std::uint64_t single_copy_ok;
+        std::uint32_t pid;
+        std::uint8_t cma_ok, map_ok;
+        std::int64_t map_key;
         const void* addr[2];
     };
     static_assert(sizeof(Mailbox) <= kLine / 2);
     Mailbox& mailbox(int rank) const;
-    // Can every rank read every other rank's memory (CMA, process_vm_readv)? Settled once,
+    // Can every rank read every other rank's memory (by CMA or by a mapping)? Settled once,
     // the same answer on every rank, by probe_single_copy().
-    bool single_copy() const { return single_copy_; }
-    // Every rank calls it once, at the same point, after the segment is set up: each rank that
-    // `allow`s it tries to read a word of every other rank's memory; single copy is on only
-    // if every rank could (Linux's ptrace rules, e.g. kernel.yama.ptrace_scope, may refuse).
-    void probe_single_copy(bool allow);
+    bool single_copy() const { return cma_ || peer_map_ != nullptr; }
+    // The mapping every rank reads the others' memory through (XPMEM), or null: CMA then.
+    PeerMap* peer_map() const { return peer_map_; }
+    // A readable view of `bytes` at `remote` in rank q's process, or null if there is no
+    // mapping (the caller copies with process_vm_readv). q's own memory is its own view.
+    const std::byte* view(int q, const void* remote, std::size_t bytes) const
+    {
+        if (q == rank_) return static_cast<const std::byte*>(remote);
+        return peer_map_ != nullptr ? peer_map_->map(map_keys_[std::size_t(q)], remote, bytes) : nullptr;
+    }
+    // Every rank calls it once, at the same point, after the segment is set up (again to
+    // change the verdict, as tests do): each rank that `allow`s it tries to read a word of
+    // every other rank's memory, with process_vm_readv and through `map` if it has one
+    // (xpmem_map() in production); each mechanism is on only if every rank succeeded with it
+    // (Linux's ptrace rules, e.g. kernel.yama.ptrace_scope, may refuse CMA; a node without
+    // /dev/xpmem has no map). With both, the mapping serves.
+    void probe_single_copy(bool allow, PeerMap* map = nullptr);
 
 private:
     static constexpr int kRegions = kLargeRegions + kSmallRegions;
@@ -134,7 +148,9 @@ private:
     int rank_, size_;
     std::size_t slot_bytes_, small_slot_bytes_;
     bool oversubscribed_;
-    bool single_copy_ = false;
+    bool cma_ = false;
+    PeerMap* peer_map_ = nullptr;
+    std::unique_ptr<std::int64_t[]> map_keys_; // each rank's key, read once by the probe
     std::uint64_t phase_ = 0, chunks_ = 0, small_chunks_ = 0;
     std::uint64_t region_done_[kRegions] = {};
     std::unique_ptr<std::uint64_t[]> seen_; // the last value read of each rank's counter
@@ -181,8 +197,10 @@ void shm_release(void* state);
 // Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
 // every rank of the communicator calls it at the same point. True if shared memory is usable
 // (the same answer on every rank). The entry points above also make it on first use.
-// `single_copy`: this rank allows the single-copy family (ShmComm::probe_single_copy); a
-// segment set up on first use (the entry points above, shm_comm) has it off.
-bool shm_setup(Transport& net, bool single_copy = false);
+// `single_copy`: what this rank allows the single-copy family (ShmComm::probe_single_copy):
+// off, any mechanism (XPMEM where usable, else CMA), or CMA only; a segment set up on first
+// use (the entry points above, shm_comm) has it off.
+enum class SingleCopy { off = 0, any = 1, cma_only = 2 };
+bool shm_setup(Transport& net, SingleCopy single_copy = SingleCopy::off);
 
 } // namespace loom

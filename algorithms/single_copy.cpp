@@ -35,12 +35,13 @@ ShmComm& single_copy_comm(Transport& net)
     return *shm;
 }
 
-// Copies `bytes` from rank q's address `remote` (in q's process) to `local`.
+// Copies `bytes` from rank q's address `remote` (in q's process) to `local`: through the
+// mapping if there is one (and from this rank's own memory), else with process_vm_readv.
 void read_from(const ShmComm& shm, int q, const void* remote, void* local, std::size_t bytes)
 {
     if (bytes == 0) return;
-    if (q == shm.rank()) {
-        std::memcpy(local, remote, bytes);
+    if (const std::byte* view = shm.view(q, remote, bytes)) {
+        std::memcpy(local, view, bytes);
         return;
     }
     const auto pid = pid_t(shm.mailbox(q).pid);
@@ -64,17 +65,26 @@ const std::byte* peer_buffer(const ShmComm& shm, int q, int which) { return byte
 
 // dst[0, count) = in_0 op in_1 op ... op in_{P-1}, where in_q is the `count` elements at byte
 // `at` of rank q's input (mailbox addr[0]) and `mine` this rank's own (which dst may alias).
-// Reduced right to left (inout = in op inout), so non-commutative ops get MPI's order.
+// Reduced right to left (inout = in op inout), so non-commutative ops get MPI's order. With a
+// mapping each term is reduced straight from its owner's buffer; without, it is read into a
+// bounce buffer first.
 void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, std::size_t at, const std::byte* mine,
                      std::byte* dst, std::size_t count)
 {
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = op.elem_size, per = std::min(count, std::max<std::size_t>(1, kPieceBytes / es));
-    // Buffers of one piece, no more than this call reduces (none for an empty slice).
-    Scratch bounce = P > 1 && per != 0 ? mem.scratch(per * es) : no_scratch();
+    // Buffers of one piece, no more than this call reduces (none for an empty slice or a mapping).
+    Scratch bounce = P > 1 && per != 0 && shm.peer_map() == nullptr ? mem.scratch(per * es) : no_scratch();
     // In place, this rank's input is overwritten by the first term: keep it first.
     const bool keep_mine = mine == dst && me != P - 1 && per != 0;
     Scratch kept = keep_mine ? mem.scratch(per * es) : no_scratch();
+    // Term q of the piece at byte `pos` of the inputs: mapped, or read into the bounce buffer.
+    auto term = [&](int q, std::size_t pos, std::size_t bytes) {
+        const std::byte* remote = peer_buffer(shm, q, 0) + pos;
+        if (const std::byte* view = shm.view(q, remote, bytes)) return view;
+        read_from(shm, q, remote, bounce.get(), bytes);
+        return static_cast<const std::byte*>(bounce.get());
+    };
     for (std::size_t off = 0; off < count; off += per) {
         const std::size_t k = std::min(per, count - off), bytes = k * es, pos = at + off * es;
         std::byte* out = dst + off * es;
@@ -86,16 +96,9 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
         if (P - 1 == me) {
             if (out != own) mem.copy(out, own, bytes);
         } else {
-            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + pos, out, bytes);
+            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + pos, out, bytes); // mapped: a memcpy
         }
-        for (int q = P - 2; q >= 0; --q) {
-            const std::byte* in = own;
-            if (q != me) {
-                read_from(shm, q, peer_buffer(shm, q, 0) + pos, bounce.get(), bytes);
-                in = bounce.get();
-            }
-            mem.reduce(op, in, out, k);
-        }
+        for (int q = P - 2; q >= 0; --q) mem.reduce(op, q == me ? own : term(q, pos, bytes), out, k);
     }
 }
 

@@ -1,6 +1,10 @@
 // The single-copy family ("cma"): collectives among the ranks of one node in which each rank
 // reads the others' buffers directly with Linux Cross Memory Attach (process_vm_readv), so a
-// byte crosses memory once instead of twice (into a shared segment, then out of it).
+// byte crosses memory once instead of twice (into a shared segment, then out of it). Where
+// every rank can map the others' memory (XPMEM, peer_map.hpp; ShmComm::peer_map()), the same
+// schedules read through the mappings instead: a copy is a memcpy from the view, and a
+// reduction reduces each term straight from its owner's buffer (no bounce buffer, no system
+// call per piece).
 //
 // The communicator's shm segment (shm.hpp) carries the control: each rank's mailbox holds its
 // process id and, per call, the addresses of its buffers; the segment's phase counters order
@@ -11,7 +15,8 @@
 //
 // Costs on P ranks, S the message size, c a copy per byte (one syscall per peer and piece):
 //   allreduce:   each rank reduces its 1/P slice reading it from the P-1 others in pieces of
-//                64 KiB (through a cache-resident bounce buffer), then reads the P-1 other
+//                64 KiB (through a cache-resident bounce buffer; mapped: from their buffers,
+//                the first term copied into the output), then reads the P-1 other
 //                slices of the result: 3 syncs; (P-1)/P S read + (P-1)/P S reduced + (P-1)/P S
 //                read per rank, against shm's S in, (P-1)/P S reduced, S out. Any op: the
 //                slices are reduced in rank order (MPI's order for non-commutative ops).

@@ -49,7 +49,7 @@ typedef struct mca_coll_loom_component_t {
                                at the Nth call loom's rules would serve with one */
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */
     int shm_max_mib;        /* coll_loom_shm_max_mib: the largest segment set up; 0: none */
-    int single_copy;        /* coll_loom_single_copy: this rank allows CMA (the cma algorithms) */
+    int single_copy;        /* coll_loom_single_copy: 0 never, 1 XPMEM or CMA, 2 CMA only (the cma algorithms) */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
     bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */

@@ -134,9 +134,10 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
                     "algorithms without one serve instead",
                     comm->c_name, outcome, module->segment_wanted,
                     0 == ready ? ""
-                    : LOOM_SINGLE_COPY_ON == module->single_copy
-                        ? ", with single copy (CMA)"
-                        : ", without single copy (CMA refused or coll_loom_single_copy 0)");
+                    : LOOM_SINGLE_COPY_ON != module->single_copy
+                        ? ", without single copy (refused on this node or coll_loom_single_copy 0)"
+                    : 0 != (ready & LOOM_SHM_MAPPED) ? ", with single copy (XPMEM)"
+                                                     : ", with single copy (CMA)");
     return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 

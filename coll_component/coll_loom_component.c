@@ -146,18 +146,24 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_max_mib);
 
+    /* An enumerator: Open MPI itself rejects any other value, naming the parameter. */
+    static const mca_base_var_enum_value_t single_copy_values[] = {{0, "never"}, {1, "auto"}, {2, "cma"}, {0, NULL}};
+    mca_base_var_enum_t *single_copy_enum = NULL;
+    (void)mca_base_var_enum_create("coll_loom_single_copy", single_copy_values, &single_copy_enum);
     mca_coll_loom_component.single_copy = 1;
     (void)mca_base_component_var_register(
         c, "single_copy",
         "Let loom's cma algorithms copy between the ranks of a node in one step, each reading the "
-        "others' buffers with Linux Cross Memory Attach (process_vm_readv). Probed when a "
-        "communicator sets up its shared segment: on only if every rank allows it and may read "
-        "every other rank's memory (kernel.yama.ptrace_scope 2 or 3 refuses; loom allows any "
-        "process of the job to read this one, as Open MPI's vader does for CMA). 1: where allowed (default); 0: never; "
-        "the "
-        "rules then choose among the other algorithms (a forced cma algorithm: handed on)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        "others' buffers directly: through XPMEM mappings where loom was built with XPMEM and "
+        "/dev/xpmem opens, else with Linux Cross Memory Attach (process_vm_readv). Probed when a "
+        "communicator sets up its shared segment: each mechanism is on only if every rank allows "
+        "it and succeeds with it (kernel.yama.ptrace_scope 2 or 3 refuses CMA; loom allows any "
+        "process of the job to read this one, as Open MPI's vader does for CMA). auto (1): where "
+        "allowed, XPMEM first (default); cma (2): CMA only; never (0): the rules then choose among "
+        "the other algorithms (a forced cma algorithm: handed on)",
+        MCA_BASE_VAR_TYPE_INT, single_copy_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.single_copy);
+    if (NULL != single_copy_enum) OBJ_RELEASE(single_copy_enum);
 
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(

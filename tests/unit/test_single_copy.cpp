@@ -5,7 +5,10 @@
 // at every P of comm_sizes(),
 // counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks;
 // then that nothing but the set-up went through messages, and that one rank refusing single
-// copy turns it off on every rank alike.
+// copy turns it off on every rank alike. The same runs again through a mapping (SameProcessMap:
+// the view of an address is the address), the path XPMEM takes, where each rank reduces
+// straight from the others' buffers; and one rank that cannot map turns the mapping off on
+// every rank, CMA still serving.
 #include "shm.hpp"
 #include "single_copy.hpp"
 #include "test_support.hpp"
@@ -35,7 +38,8 @@ Bytes block_of(const Bytes& whole, const BlockOffsets& blocks, int r, std::size_
                  whole.begin() + std::ptrdiff_t((blocks.begin(r) + blocks.length(r)) * es));
 }
 
-RunStats run_all(int P, std::size_t count)
+// `map`: probe single copy again with it, so the calls read through the mapping.
+RunStats run_all(int P, std::size_t count, PeerMap* map = nullptr)
 {
     const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
     const Reduction max = kernel(LOOM_OP_MAX, LOOM_TYPE_DOUBLE);
@@ -60,7 +64,9 @@ RunStats run_all(int P, std::size_t count)
         const int r = net.rank();
         const auto R = std::size_t(r);
         HostMemory mem;
-        shm_setup(net, true); // as the glue does, with coll_loom_single_copy 1
+        shm_setup(net, SingleCopy::cma_only); // as the glue does, with coll_loom_single_copy 2
+        if (map != nullptr) shm_comm(net)->probe_single_copy(true, map);
+        rank_check(shm_comm(net)->peer_map() == map, "the probe did not settle on the mapping asked for");
         // allreduce: int sum out of place, double max in place, matrices (non-commutative) both ways
         Bytes out(count * 4, std::byte{0x5a});
         cma_allreduce(net, mem, AllreduceArgs{ints[R].data(), out.data(), count, sum});
@@ -151,7 +157,7 @@ TEST_CASE("cma: one rank refusing single copy turns it off on every rank, and cm
             const std::size_t count = 300;
             run_ranks(P, [&](InprocTransport& net) {
                 const auto R = std::size_t(net.rank());
-                segment[R] = shm_setup(net, net.rank() != refusing) ? 1 : 0;
+                segment[R] = shm_setup(net, net.rank() != refusing ? SingleCopy::any : SingleCopy::off) ? 1 : 0;
                 single[R] = shm_comm(net)->single_copy() ? 1 : 0;
                 HostMemory mem;
                 Bytes in(count * 4, std::byte{1}), out(count * 4);
@@ -175,7 +181,7 @@ TEST_CASE("cma: a segment whose ranks all allow it has single copy on; one set u
 {
     std::vector<int> single(4, -1), first_use(4, -1);
     run_ranks(4, [&](InprocTransport& net) {
-        shm_setup(net, true);
+        shm_setup(net, SingleCopy::any);
         single[std::size_t(net.rank())] = shm_comm(net)->single_copy() ? 1 : 0;
     });
     run_ranks(4, [&](InprocTransport& net) {
@@ -185,4 +191,71 @@ TEST_CASE("cma: a segment whose ranks all allow it has single copy on; one set u
     });
     for (int s : single) CHECK(s == 1);
     for (int s : first_use) CHECK(s == 0);
+}
+
+TEST_CASE("cma through a mapping: every collective reduces and copies straight from the others' buffers",
+          "[cma][mapped][collectives]")
+{
+    for (int P : comm_sizes()) {
+        for (std::size_t count : cma_counts(P)) {
+            if (P > 33 && count > 1000) continue;
+            SameProcessMap map;
+            const RunStats stats = run_all(P, count, &map);
+            CHECK(total_messages(stats) == 3 * std::size_t(P - 1));
+            // Every collective but a 1-rank one went through the mapping (the probe maps too).
+            if (P > 1 && count > 0) CHECK(map.maps() > std::size_t(P) * std::size_t(P - 1));
+        }
+    }
+}
+
+namespace {
+// A mapping that fails on one process: as a node where one rank cannot open /dev/xpmem, or
+// whose xpmem_get of another's memory is refused.
+class FailingMap final : public PeerMap {
+public:
+    explicit FailingMap(bool at_key) : at_key_(at_key) {}
+    const char* name() const override { return "failing"; }
+    std::int64_t own_key() override { return at_key_ ? -1 : 0; }
+    const std::byte* map(std::int64_t, const void*, std::size_t) override
+    {
+        throw TransportError(LOOM_ERR_INTERNAL, "failing map");
+    }
+
+private:
+    bool at_key_;
+};
+} // namespace
+
+TEST_CASE("cma through a mapping: one rank that cannot map turns the mapping off everywhere; CMA serves",
+          "[cma][mapped][fallback]")
+{
+    for (int P : {2, 3, 7}) {
+        for (int failing : {0, P - 1}) {
+            for (bool at_key : {true, false}) {
+                INFO("P=" << P << ", rank " << failing << (at_key ? " has no key" : " cannot map"));
+                SameProcessMap good;
+                FailingMap bad(at_key);
+                std::vector<int> mapped(std::size_t(P), -1), single(std::size_t(P), -1);
+                const std::size_t count = 3000;
+                const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+                const auto ins = all_inputs(P, count, typed_input<std::int32_t>());
+                const Bytes want = fold(sum, ins, count);
+                run_ranks(P, [&](InprocTransport& net) {
+                    const auto R = std::size_t(net.rank());
+                    shm_setup(net, SingleCopy::cma_only);
+                    ShmComm& shm = *shm_comm(net);
+                    shm.probe_single_copy(true, net.rank() == failing ? static_cast<PeerMap*>(&bad) : &good);
+                    mapped[R] = shm.peer_map() != nullptr ? 1 : 0;
+                    single[R] = shm.single_copy() ? 1 : 0;
+                    HostMemory mem;
+                    Bytes out(count * 4);
+                    cma_allreduce(net, mem, AllreduceArgs{ins[R].data(), out.data(), count, sum});
+                    rank_check_bytes(out, want, "allreduce over CMA after the mapping was refused", 4);
+                });
+                for (int m : mapped) CHECK(m == 0);
+                for (int s : single) CHECK(s == 1);
+                CHECK(good.maps() <= std::size_t(P) * std::size_t(P)); // the probe's maps only
+            }
+        }
+    }
 }
