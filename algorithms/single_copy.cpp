@@ -17,6 +17,11 @@ namespace {
 // large enough that a syscall per piece and peer costs little (about 1 us per 64 KiB here).
 constexpr std::size_t kPieceBytes = 64 * 1024;
 
+// Up to this size an allreduce on two ranks reduces the whole vector on each (cma_allreduce):
+// 1.3-1.9x faster at 16-256 KiB, 5-15% slower at 1 MiB (np 2, AMD EPYC VM; tools/bench/RESULTS.md,
+// "Two ranks reduce the whole vector").
+constexpr std::size_t kWholeReduceBytes = 256 * 1024;
+
 auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
 auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 
@@ -121,6 +126,16 @@ void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     exchange_addresses(shm, in, out);
+    // Two ranks, up to kWholeReduceBytes, out of place: each rank reduces the whole vector
+    // itself instead of its half and then reading the other half of the result. It reads as
+    // many bytes (all of the other's input, instead of half of it and half of the result),
+    // reduces twice as many, and saves a sync and reading lines the other rank has just
+    // written. In place the other rank is still reading the input this would overwrite.
+    if (P == 2 && !args.in_place() && args.count * es <= kWholeReduceBytes) {
+        reduce_from_all(shm, mem, args.op, 0, in, out, args.count);
+        shm.sync(); // the other rank has read this rank's input
+        return;
+    }
     const BlockPartition part(args.count, P);
     const std::size_t at = part.begin(me) * es;
     reduce_from_all(shm, mem, args.op, at, in + at, out + at, part.length(me));

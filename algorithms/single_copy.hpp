@@ -20,6 +20,8 @@
 //                slices of the result: 3 syncs; (P-1)/P S read + (P-1)/P S reduced + (P-1)/P S
 //                read per rank, against shm's S in, (P-1)/P S reduced, S out. Any op: the
 //                slices are reduced in rank order (MPI's order for non-commutative ops).
+//                Two ranks, out of place, up to 256 KiB: each rank reduces all of S from
+//                both inputs (S read and reduced, 2 syncs, no reading of the other's result).
 //   reduce:      the same slices, then the root reads the others' (from their scratch): 2
 //                syncs; (P-1)/P S read and reduced per rank, (P-1)/P S more read at the root.
 //   reduce_scatter(_block): each rank reduces its own block from the others: 2 syncs.
