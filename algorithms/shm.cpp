@@ -184,6 +184,10 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
 
 // Up to this many bytes over all slots (P x the vector), every rank that needs the result
 // reduces the whole vector itself: one wait instead of two, which is what small calls cost.
+// An allreduce on two ranks always does (per chunk: the other's slot reduced into one's own
+// output, against half of that and a copy of the other half out after a second wait): 6-12%
+// faster from 32 KiB at np 2 here (tools/bench/RESULTS.md); on 4 ranks (oversubscribed here)
+// the redundant reductions cost more than the waits saved.
 // A reduce's root is the only rank that needs it, and its other ranks then never wait (they
 // run ahead through the small regions), so a reduce does so up to a larger size.
 constexpr std::size_t kWholeReduceBytes = 4096, kWholeRootReduceBytes = 32768;
@@ -197,7 +201,8 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
 {
     const std::size_t es = op.elem_size, chunk = shm.chunk_bytes(count * es), per_chunk = chunk / es;
     const bool needs_result = root < 0 || shm.rank() == root;
-    const bool whole = count * es * std::size_t(shm.size()) <= (root < 0 ? kWholeReduceBytes : kWholeRootReduceBytes);
+    const std::size_t total = count * es * std::size_t(shm.size());
+    const bool whole = root < 0 ? shm.size() == 2 || total <= kWholeReduceBytes : total <= kWholeRootReduceBytes;
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
         const int region = shm.begin_chunk(chunk);

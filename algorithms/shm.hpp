@@ -31,8 +31,9 @@
 //   allgather: each copies its m in, s, each copies (P-1) m out.
 //   allreduce / reduce: each copies m in, s, each reduces a 1/P slice over P slots
 //     (m g, split across ranks, not one rank reducing everything), s, each copies m out.
-//     Up to P m = 4 KiB the ranks that need the result reduce all P slots themselves
-//     instead: one wait, not two (P m g is tiny there; waiting is what costs); a reduce, whose
+//     Up to P m = 4 KiB (an allreduce on 2 ranks: always) the ranks that need the result
+//     reduce all P slots themselves instead: one wait, not two (P m g is tiny there; waiting
+//     is what costs); a reduce, whose
 //     root alone needs the result, does so up to P m = 32 KiB. A reduce's non-roots then
 //     never wait, except for a region to be free.
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
