@@ -83,15 +83,19 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
     // In place, this rank's input is overwritten by the first term: keep it first.
     const bool keep_mine = mine == dst && me != P - 1 && per != 0;
     Scratch kept = keep_mine ? mem.scratch(per * es) : no_scratch();
-    // Term q of the piece at byte `pos` of the inputs: mapped, or read into the bounce buffer.
-    auto term = [&](int q, std::size_t pos, std::size_t bytes) {
-        const std::byte* remote = peer_buffer(shm, q, 0) + pos;
-        if (const std::byte* view = shm.view(q, remote, bytes)) return view;
-        read_from(shm, q, remote, bounce.get(), bytes);
+    // With a mapping, each other rank's slice is mapped once, whole (a range per peer, so
+    // the mapping's cache keeps one attachment for all the pieces, call after call).
+    PerRank<const std::byte*, 65> views(shm.peer_map() != nullptr ? std::size_t(P) : 0);
+    for (int q = 0; q < int(views.size()); ++q)
+        views[std::size_t(q)] = count == 0 ? nullptr : shm.view(q, peer_buffer(shm, q, 0) + at, count * es);
+    // Term q of the piece at byte `off * es` of the slice: mapped, or read into the bounce buffer.
+    auto term = [&](int q, std::size_t off, std::size_t bytes) {
+        if (views.size() != 0) return views[std::size_t(q)] + off * es;
+        read_from(shm, q, peer_buffer(shm, q, 0) + at + off * es, bounce.get(), bytes);
         return static_cast<const std::byte*>(bounce.get());
     };
     for (std::size_t off = 0; off < count; off += per) {
-        const std::size_t k = std::min(per, count - off), bytes = k * es, pos = at + off * es;
+        const std::size_t k = std::min(per, count - off), bytes = k * es;
         std::byte* out = dst + off * es;
         const std::byte* own = mine + off * es;
         if (keep_mine) {
@@ -100,10 +104,12 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
         }
         if (P - 1 == me) {
             if (out != own) mem.copy(out, own, bytes);
+        } else if (views.size() != 0) {
+            mem.copy(out, term(P - 1, off, bytes), bytes);
         } else {
-            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + pos, out, bytes); // mapped: a memcpy
+            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + at + off * es, out, bytes);
         }
-        for (int q = P - 2; q >= 0; --q) mem.reduce(op, q == me ? own : term(q, pos, bytes), out, k);
+        for (int q = P - 2; q >= 0; --q) mem.reduce(op, q == me ? own : term(q, off, bytes), out, k);
     }
 }
 
