@@ -18,12 +18,14 @@
 #include "reduce_kernels.hpp"
 #include "shm.hpp"
 #include "single_copy.hpp"
+#include "size_text.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,15 +35,6 @@ using namespace loom::test;
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-std::size_t parse_bytes(const std::string& s)
-{
-    char* end = nullptr;
-    std::size_t n = std::strtoull(s.c_str(), &end, 10);
-    if (*end == 'K') n <<= 10;
-    if (*end == 'M') n <<= 20;
-    return n;
-}
 
 enum class Coll { allreduce, reduce_scatter_block, allgather, bcast };
 const char* name(Coll c)
@@ -109,7 +102,12 @@ int main(int argc, char** argv)
             std::string s = v;
             for (std::size_t at = 0; at <= s.size();) {
                 const std::size_t comma = std::min(s.find(',', at), s.size());
-                sizes.push_back(parse_bytes(s.substr(at, comma - at)));
+                try {
+                    sizes.push_back(loom::tools::parse_size(s.substr(at, comma - at)));
+                } catch (const std::invalid_argument& e) {
+                    std::fprintf(stderr, "loom-mapped-bench: --bytes: %s\n", e.what());
+                    return 2;
+                }
                 at = comma + 1;
             }
             ++i;
@@ -118,7 +116,10 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    if (P < 2 || repeats < 1) return 2;
+    if (P < 2 || repeats < 1) {
+        std::fprintf(stderr, "loom-mapped-bench: --np must be at least 2 and --repeats at least 1\n");
+        return 2;
+    }
     SameProcessMap map;
     std::printf("# loom-mapped-bench: np %d (threads of one process), microseconds per call, median of %d runs\n", P,
                 repeats);
