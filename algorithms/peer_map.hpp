@@ -13,6 +13,7 @@
 // call maps at most two ranges per peer, the cache keeps kCachedRanges).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,10 +46,10 @@ public:
     const char* name() const override { return "same process"; }
     std::int64_t own_key() override { return 0; }
     const std::byte* map(std::int64_t key, const void* remote, std::size_t bytes) override;
-    std::size_t maps() const;
+    std::size_t maps() const { return maps_.load(std::memory_order_relaxed); }
 
 private:
-    std::size_t maps_ = 0; // atomically updated: every rank's thread maps through one object
+    std::atomic<std::size_t> maps_{0}; // every rank's thread maps through one object
 };
 
 } // namespace loom

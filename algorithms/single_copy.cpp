@@ -36,7 +36,8 @@ ShmComm& single_copy_comm(Transport& net)
 {
     ShmComm* shm = shm_comm(net);
     if (shm == nullptr) throw ShmUnavailable("cma: the communicator has no shared-memory segment");
-    if (!shm->single_copy()) throw ShmUnavailable("cma: this node refuses single-copy transfers (process_vm_readv)");
+    if (!shm->single_copy())
+        throw ShmUnavailable("cma: this node refuses single-copy transfers (XPMEM and process_vm_readv)");
     return *shm;
 }
 

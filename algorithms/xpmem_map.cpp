@@ -12,12 +12,12 @@
 #include "loom_c_api.h"
 #include "transport.hpp"
 
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 extern "C" {
