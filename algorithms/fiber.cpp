@@ -89,8 +89,9 @@ struct Resume {
 struct Fiber::Context {
     void* stack = nullptr;
     std::size_t mapped = 0;
-    unsigned valgrind_id = 0; // the stack as registered with valgrind
-    bool started = false;     // its run loop is on the stack (parked or running a fiber)
+    unsigned valgrind_id = 0;  // the stack as registered with valgrind
+    bool started = false;      // its run loop is on the stack (parked or running a fiber)
+    bool default_size = false; // of kDefaultStack: may go to the pool
     Fiber* fiber = nullptr;
     ucontext_t start{}, starter{};
     Resume in{}, out{}; // where the fiber goes on; where its resumer goes on
@@ -99,6 +100,7 @@ struct Fiber::Context {
     {
         const auto page = std::size_t(sysconf(_SC_PAGESIZE));
         mapped = (stack_bytes + page - 1) / page * page + page; // + the guard page
+        default_size = mapped == (kDefaultStack + page - 1) / page * page + page;
         stack = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (stack == MAP_FAILED) throw std::bad_alloc();
         mprotect(stack, page, PROT_NONE); // stacks grow down: the guard is the lowest page
@@ -134,11 +136,17 @@ thread_local Fiber* current = nullptr;
 // Contexts of the default size are kept for the next fiber of this thread: a simulation
 // creates one per rank and a non-blocking collective one per call, and mapping a stack or
 // starting a context costs more than a short run. The pool stays until the thread ends.
+// pool_gone: the pool was destroyed at the thread's end, and a fiber destroyed after it (one
+// kept by another thread_local, resumable.cpp's pool of operations) deletes its context. A
+// bool has no destructor, so it can be read until the thread is gone.
+thread_local bool pool_gone = false;
 struct ContextPool {
     std::vector<Fiber::Context*> free;
     ~ContextPool()
     {
         for (Fiber::Context* c : free) delete c;
+        free.clear();
+        pool_gone = true;
     }
 };
 thread_local ContextPool pool;
@@ -160,14 +168,21 @@ Fiber::~Fiber()
 {
     // A context whose fiber stopped midway holds that fiber's frames: it cannot run another.
     const bool parked = finished_ || !context_->started;
-    const auto page = std::size_t(sysconf(_SC_PAGESIZE));
-    const bool default_size = context_->mapped == (kDefaultStack + page - 1) / page * page + page;
-    if (parked && default_size && pool.free.size() < kPoolLimit) {
+    if (parked && context_->default_size && !pool_gone && pool.free.size() < kPoolLimit) {
         context_->fiber = nullptr;
         pool.free.push_back(context_);
     } else {
         delete context_;
     }
+}
+
+bool Fiber::rearm(std::function<void()> body)
+{
+    if (!finished_) return false;
+    body_ = std::move(body);
+    finished_ = false;
+    failure_ = nullptr;
+    return true;
 }
 
 void Fiber::resume()

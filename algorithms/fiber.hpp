@@ -27,6 +27,11 @@ public:
     // Runs the body until it yields or returns; rethrows what the body threw.
     void resume();
     bool finished() const { return finished_; }
+    // Once the body has returned (finished()): body runs next, from its start, on the same
+    // stack, which stays parked in its run loop - no hand-over through the thread's pool of
+    // stacks. A non-blocking collective's pooled operation re-arms its fiber so. False, and
+    // nothing changed, if the body has not returned.
+    bool rearm(std::function<void()> body);
 
     // Called from inside a running fiber: back to whoever resumed it.
     static void yield();

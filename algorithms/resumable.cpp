@@ -10,8 +10,9 @@
 //
 // Cost per operation: one Fiber::kDefaultStack (256 KiB) of virtual memory, mapped on demand
 // (test_resumable measures at most 64 KiB of it resident after every collective's algorithms),
-// plus this object with its HostMemory (1.5 KiB). Stacks, once started, are reused through the
-// fiber's per-thread pool, and operation objects through this file's: an object of that size
+// plus this object with its HostMemory (1.5 KiB). Operation objects are reused through this
+// file's per-thread pool, each with its fiber's stack (re-armed, not handed back to the fiber's
+// pool of stacks and taken again: about 190 instructions a call, callgrind): an object of that size
 // takes malloc's slow path (about 1,000 instructions of an 8-byte MPI_Iallreduce went to
 // making, zeroing and freeing it, callgrind). A resumption is two fiber switches (fiber.hpp),
 // made only once the messages waited on are done (ResumableTransport::ready).
@@ -176,13 +177,16 @@ void arm(loom_resumable* op, const loom_transport_t* transport, const loom_call_
     const auto* algo = static_cast<const Algorithm*>(call->chosen);
     if (algo == nullptr || transport->test_all == nullptr || call->copier != nullptr)
         throw std::invalid_argument("not resumable");
-    op->fiber.reset();
     op->transport = *transport;
     op->call = *call;
     op->rc = LOOM_SUCCESS;
     op->net.reset();
     op->mem.new_run();
-    op->fiber.emplace([op, algo] { op->rc = guarded([&] { run_call(*algo, op->net, op->mem, op->call); }); });
+    auto body = [op, algo] { op->rc = guarded([&] { run_call(*algo, op->net, op->mem, op->call); }); };
+    // A pooled operation's fiber finished its last run: the same stack runs the next one.
+    if (op->fiber && op->fiber->rearm(body)) return;
+    op->fiber.reset();
+    op->fiber.emplace(body);
 }
 } // namespace
 
@@ -228,7 +232,9 @@ extern "C" int loom_resumable_resume(loom_resumable_t* op, int* rc)
 extern "C" void loom_resumable_free(loom_resumable_t* op)
 {
     if (op == nullptr) return;
-    op->fiber.reset(); // its stack back to the fiber pool, or unmapped
+    // A finished fiber stays with the operation for its next run (arm re-arms it); one that
+    // stopped midway holds that run's frames, and its stack is unmapped.
+    if (op->fiber && !op->fiber->finished()) op->fiber.reset();
     op->mem.release();
     if (operations.free.size() < kOperationPoolLimit) {
         try {
