@@ -170,8 +170,10 @@ typedef struct loom_mpi_call {
 } loom_mpi_call_t;
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
- * rank (coll_loom_call.c). An OMPI error code. */
-int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+ * rank (coll_loom_call.c). repeat: loom_repeat_of(call), which the entry point has already
+ * looked up (NULL: not a repeat). An OMPI error code. */
+int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const struct loom_repeat *repeat);
 
 /* Serves a non-blocking or persistent `call` (its kind) on comm with a request of loom's, or
  * hands it on: the same decision on every rank (coll_loom_request.c). */

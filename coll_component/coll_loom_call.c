@@ -252,10 +252,7 @@ static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *
  * time the path applications take. The decision is the same on every rank, since every rank
  * makes the same calls and memo. Collectives with per-rank counts, device buffers, buffers that
  * need dense copies and calls handed back from below always take the full path. */
-static int in_place_of(const loom_mpi_call_t *mpi)
-{
-    return (MPI_IN_PLACE == mpi->sbuf ? 1 : 0) | (NULL != mpi->sbuf && mpi->sbuf == mpi->rbuf ? 2 : 0);
-}
+static int in_place_of(const loom_mpi_call_t *mpi) { return loom_in_place_of(mpi->sbuf, mpi->rbuf); }
 
 static int remembered(const loom_mpi_call_t *mpi)
 {
@@ -264,36 +261,17 @@ static int remembered(const loom_mpi_call_t *mpi)
            (NULL == mpi->op || ompi_op_is_intrinsic(mpi->op));
 }
 
-/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
- * calls (freeing the old string, whose address may come back), so a repeat compares names. */
-static const char *forced_now(loom_coll_t coll)
-{
-    const char *forced = mca_coll_loom_component.forced[coll];
-    return NULL == forced ? "" : forced;
-}
-
-static int same_forced(const char *kept, const char *now)
-{
-    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
-}
-
 const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
-    const loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];
-    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != mpi->count || r->dtype != mpi->dtype ||
-        r->op != mpi->op || r->root != mpi->root || r->scount != mpi->scount || r->sdtype != mpi->sdtype ||
-        r->in_place != in_place_of(mpi) || r->segment != module->segment || r->single_copy != module->single_copy ||
-        NULL != mpi->counts || !same_forced(r->forced, forced_now(mpi->coll)))
-        return NULL;
-    /* Device buffers are handed on through host copies: the whole path. */
-    if (loom_is_device(MPI_IN_PLACE == mpi->sbuf ? NULL : mpi->sbuf) || loom_is_device(mpi->rbuf)) return NULL;
-    return r;
+    if (NULL != mpi->counts) return NULL;
+    return loom_repeat_of_args(module, mpi->kind, mpi->coll, mpi->sbuf, mpi->rbuf, mpi->count, mpi->dtype, mpi->op,
+                               mpi->root, mpi->scount, mpi->sdtype);
 }
 
 /* 0 if the algorithm forced now has too long a name to keep (no algorithm has). */
 static int set_key(loom_repeat_t *r, const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
 {
-    const char *forced = forced_now(mpi->coll);
+    const char *forced = loom_forced_now(mpi->coll);
     if (strlen(forced) >= sizeof(r->forced)) return 0;
     strcpy(r->forced, forced);
     r->valid = 1;
@@ -399,11 +377,11 @@ static int serve_repeat(const loom_mpi_call_t *mpi, const loom_served_repeat_t *
     return rc;
 }
 
-int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const loom_repeat_t *repeat)
 {
     loom_glue_call_t c;
     int rc;
-    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
     if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll))) {
         if (!repeat->is_served) {
             loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);

@@ -9,6 +9,8 @@
 #include "loom_device.h"
 #include "ompi/runtime/mpiruntime.h" /* ompi_mpi_thread_multiple */
 
+#include <string.h>
+
 BEGIN_C_DECLS
 
 /* loom_buffer_t.read: which blocks of a buffer the call reads on this rank. */
@@ -154,6 +156,40 @@ static inline int loom_is_device(const void *p)
 {
     return NULL != p && !__atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED) &&
            LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
+}
+/* 1: sbuf is MPI_IN_PLACE; 2: the send buffer is the receive buffer; 0: neither. */
+static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
+{
+    return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0);
+}
+/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
+ * calls (freeing the old string, whose address may come back), so a repeat compares names. */
+static inline const char *loom_forced_now(loom_coll_t coll)
+{
+    const char *forced = mca_coll_loom_component.forced[coll];
+    return NULL == forced ? "" : forced;
+}
+static inline int loom_same_forced(const char *kept, const char *now)
+{
+    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
+}
+/* loom_repeat_of on a call's own arguments (a call without per-rank counts), inline: the
+ * blocking entry points test for a repeat of a handed-on call before they build the call's
+ * record (coll_loom_entry.c). */
+static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
+                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
+                                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                                       int scount, struct ompi_datatype_t *sdtype)
+{
+    const loom_repeat_t *r = &module->repeats[kind][coll];
+    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != count || r->dtype != dtype || r->op != op ||
+        r->root != root || r->scount != scount || r->sdtype != sdtype || r->in_place != loom_in_place_of(sbuf, rbuf) ||
+        r->segment != module->segment || r->single_copy != module->single_copy ||
+        !loom_same_forced(r->forced, loom_forced_now(coll)))
+        return NULL;
+    /* Device buffers are handed on through host copies: the whole path. */
+    if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
+    return r;
 }
 /* The last call of mpi's collective and form loom decided, if mpi repeats it (the same
  * count, predefined datatypes and op, root, in-place use, forced algorithm, segment state, host
