@@ -178,6 +178,9 @@ int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t 
 /* Serves a non-blocking or persistent `call` (its kind) on comm with a request of loom's, or
  * hands it on: the same decision on every rank (coll_loom_request.c). */
 int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+/* mca_coll_loom_start with loom_repeat_of(call), which the entry point has already looked up. */
+int mca_coll_loom_start_repeat(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
+                               mca_coll_loom_module_t *module, const struct loom_repeat *repeat);
 /* Advances every running non-blocking and persistent operation (registered with
  * opal_progress at the first); the number that ended. */
 int mca_coll_loom_progress(void);

@@ -118,13 +118,32 @@ static int loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *s
         const loom_mpi_call_t call_ = {__VA_ARGS__};                                \
         return mca_coll_loom_start(&call_, comm, (mca_coll_loom_module_t *)module); \
     } while (0)
+/* START with what I_HAND_ON_REPEAT found (a served repeat, or NULL): looked up once. */
+#define START_AFTER(REPEAT, ...)                                                                   \
+    do {                                                                                           \
+        const loom_mpi_call_t call_ = {__VA_ARGS__};                                               \
+        return mca_coll_loom_start_repeat(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
+    } while (0)
+/* HAND_ON_REPEAT for the non-blocking calls (mca_coll_loom_start's test and hand-on, which
+ * marks nothing as handed on: a non-blocking call is never handed back). */
+#define I_HAND_ON_REPEAT(COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS)            \
+    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                     \
+    const loom_repeat_t *const repeat_ =                                                                     \
+        loom_repeat_of_args(m_, LOOM_NONBLOCKING, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE); \
+    if (NULL != repeat_ && !repeat_->is_served) {                                                            \
+        loom_note_declined(LOOM_NONBLOCKING, COLL, comm, repeat_->why);                                      \
+        return m_->previous.CALL_PREVIOUS;                                                                   \
+    }
 #define NB   .kind = LOOM_NONBLOCKING, .request = request
 #define PERS .kind = LOOM_PERSISTENT, .request = request, .info = info
 
 static int loom_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, NB);
+    I_HAND_ON_REPEAT(LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, 0, NULL,
+                     iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m_->previous.iallreduce_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype,
+                .op = op, NB);
 }
 
 static int loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -138,8 +157,10 @@ static int loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root,
-          NB);
+    I_HAND_ON_REPEAT(LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, 0, NULL,
+                     ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m_->previous.ireduce_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op,
+                .root = root, NB);
 }
 
 static int loom_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -170,8 +191,11 @@ static int loom_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
                                       struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                                       mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount, .dtype = dtype, .op = op,
-          NB);
+    I_HAND_ON_REPEAT(
+        LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, rcount, dtype, op, 0, 0, NULL,
+        ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request, m_->previous.ireduce_scatter_block_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount,
+                .dtype = dtype, .op = op, NB);
 }
 
 static int loom_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
@@ -187,8 +211,11 @@ static int loom_iallgather(const void *sbuf, int scount, struct ompi_datatype_t 
                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
-          .dtype = rdtype, NB);
+    I_HAND_ON_REPEAT(
+        LOOM_COLL_ALLGATHER, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
+        iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m_->previous.iallgather_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                .count = rcount, .dtype = rdtype, NB);
 }
 
 static int loom_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
@@ -219,7 +246,9 @@ static int loom_allgatherv_init(const void *sbuf, int scount, struct ompi_dataty
 static int loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, NB);
+    I_HAND_ON_REPEAT(LOOM_COLL_BCAST, NULL, buf, count, dtype, NULL, root, 0, NULL,
+                     ibcast(buf, count, dtype, root, comm, request, m_->previous.ibcast_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, NB);
 }
 
 static int loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -231,7 +260,9 @@ static int loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, 
 
 static int loom_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_BARRIER, NB);
+    I_HAND_ON_REPEAT(LOOM_COLL_BARRIER, NULL, NULL, 0, NULL, NULL, 0, 0, NULL,
+                     ibarrier(comm, request, m_->previous.ibarrier_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_BARRIER, NB);
 }
 
 static int loom_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
@@ -244,8 +275,11 @@ static int loom_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    START(.coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
-          .dtype = rdtype, NB);
+    I_HAND_ON_REPEAT(
+        LOOM_COLL_ALLTOALL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
+        ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m_->previous.ialltoall_module));
+    START_AFTER(repeat_, .coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                .count = rcount, .dtype = rdtype, NB);
 }
 
 static int loom_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,

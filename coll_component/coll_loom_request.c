@@ -401,8 +401,13 @@ static int start_served(loom_request_t *r, struct ompi_communicator_t *comm, boo
 
 int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
+    return mca_coll_loom_start_repeat(mpi, comm, module, loom_repeat_of(mpi, module));
+}
+
+int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                               mca_coll_loom_module_t *module, const loom_repeat_t *repeat)
+{
     /* A repeat of the call decided last is handed on at once, or served as it was. */
-    const loom_repeat_t *repeat = loom_repeat_of(mpi, module);
     if (NULL != repeat && !repeat->is_served) {
         loom_note_declined(mpi->kind, mpi->coll, comm, repeat->why);
         return mca_coll_loom_hand_on(mpi, comm, module);
