@@ -2,7 +2,9 @@
  * The MPI-facing entry points. Each records its arguments in a loom_mpi_call_t and calls
  * mca_coll_loom_serve (coll_loom_call.c; blocking) or mca_coll_loom_start (coll_loom_request.c;
  * non-blocking and persistent), which serves the call or hands it on; handing on calls
- * mca_coll_loom_hand_on below, the one place that calls the previous component.
+ * mca_coll_loom_hand_on below. A repeat of a call loom handed on is handed on before that, by
+ * HAND_ON_REPEAT (I_HAND_ON_REPEAT) here: this file is the only code that calls the previous
+ * component.
  */
 #include "coll_loom.h"
 #include "coll_loom_call.h"
