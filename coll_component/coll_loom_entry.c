@@ -16,25 +16,32 @@
         return mca_coll_loom_serve(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
     } while (0)
 
-/* A repeat of the last call of COLL that loom handed on goes straight to the previous component
- * (CALL_PREVIOUS, a call of its function in m_->previous), before the call's record is built:
- * mca_coll_loom_serve's test (loom_repeat_of) and pass_on, inline on the arguments - about 150
- * instructions fewer than the whole path, which a handed-on call adds to the next component's
- * (callgrind: tools/dev/call-instructions --collective bcast). The arguments after COLL are the
+/* A repeat of the last call of COLL in form KIND that loom handed on goes straight to the
+ * previous component (CALL_PREVIOUS, a call of its function in m_->previous), before the call's
+ * record is built: the test of mca_coll_loom_serve and mca_coll_loom_start (loom_repeat_of) and
+ * their hand-on, inline on the arguments - about 150 instructions fewer than the whole path,
+ * which a handed-on call adds to the next component's (callgrind: tools/dev/call-instructions
+ * --collective bcast). A blocking call is marked as being handed on meanwhile (pass_on, and
+ * mca_coll_loom_module_t.handing_on) and is not handed on so while marked; a non-blocking call is
+ * never handed back, and mca_coll_loom_start marks nothing. The arguments after COLL are the
  * call's send buffer, receive buffer, count, datatype, op, root, send count and send datatype, as
  * SERVE records them (NULL or 0 where the collective has none). Declares repeat_ (any other
- * repeat the test found, for SERVE: a served one, or one handed back from below). */
-#define HAND_ON_REPEAT(COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS)           \
-    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                  \
-    const loom_repeat_t *const repeat_ =                                                                  \
-        loom_repeat_of_args(m_, LOOM_BLOCKING, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE); \
-    if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & (1u << (COLL)))) {               \
-        loom_note_declined(LOOM_BLOCKING, COLL, comm, repeat_->why);                                      \
-        m_->handing_on |= 1u << (COLL);                                                                   \
-        const int rc_ = m_->previous.CALL_PREVIOUS;                                                       \
-        m_->handing_on &= ~(1u << (COLL));                                                                \
-        return rc_;                                                                                       \
+ * repeat the test found, for SERVE or START_AFTER: a served one, or one handed back from
+ * below). */
+#define HAND_ON_REPEAT_AS(KIND, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS) \
+    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                 \
+    const loom_repeat_t *const repeat_ =                                                                 \
+        loom_repeat_of_args(m_, KIND, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE);         \
+    const unsigned mark_ = LOOM_BLOCKING == (KIND) ? 1u << (COLL) : 0u;                                  \
+    if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & mark_)) {                       \
+        loom_note_declined(KIND, COLL, comm, repeat_->why);                                              \
+        m_->handing_on |= mark_;                                                                         \
+        const int rc_ = m_->previous.CALL_PREVIOUS;                                                      \
+        m_->handing_on &= ~mark_;                                                                        \
+        return rc_;                                                                                      \
     }
+#define HAND_ON_REPEAT(...)   HAND_ON_REPEAT_AS(LOOM_BLOCKING, __VA_ARGS__)
+#define I_HAND_ON_REPEAT(...) HAND_ON_REPEAT_AS(LOOM_NONBLOCKING, __VA_ARGS__)
 
 static int loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -126,16 +133,6 @@ static int loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *s
         const loom_mpi_call_t call_ = {__VA_ARGS__};                                               \
         return mca_coll_loom_start_repeat(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
     } while (0)
-/* HAND_ON_REPEAT for the non-blocking calls (mca_coll_loom_start's test and hand-on, which
- * marks nothing as handed on: a non-blocking call is never handed back). */
-#define I_HAND_ON_REPEAT(COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS)            \
-    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                     \
-    const loom_repeat_t *const repeat_ =                                                                     \
-        loom_repeat_of_args(m_, LOOM_NONBLOCKING, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE); \
-    if (NULL != repeat_ && !repeat_->is_served) {                                                            \
-        loom_note_declined(LOOM_NONBLOCKING, COLL, comm, repeat_->why);                                      \
-        return m_->previous.CALL_PREVIOUS;                                                                   \
-    }
 #define NB   .kind = LOOM_NONBLOCKING, .request = request
 #define PERS .kind = LOOM_PERSISTENT, .request = request, .info = info
 
