@@ -171,7 +171,8 @@ typedef struct loom_mpi_call {
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
  * rank (coll_loom_call.c). repeat: loom_repeat_of(call), which the entry point has already
- * looked up (NULL: not a repeat). An OMPI error code. */
+ * looked up and, where it repeats a handed-on call, handed on itself unless the call was
+ * handed back from below (NULL: not a repeat). An OMPI error code. */
 int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                         const struct loom_repeat *repeat);
 

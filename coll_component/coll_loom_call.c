@@ -382,11 +382,9 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
 {
     loom_glue_call_t c;
     int rc;
-    if (NULL != repeat && 0 == (module->handing_on & (1u << mpi->coll))) {
-        if (!repeat->is_served) {
-            loom_note_declined(LOOM_BLOCKING, mpi->coll, comm, repeat->why);
-            return pass_on(mpi, comm, module);
-        }
+    /* A repeat of a handed-on call was handed on by the entry point (HAND_ON_REPEAT) unless the
+     * call was handed back from below: then, as any call handed back, it takes the whole path. */
+    if (NULL != repeat && repeat->is_served && 0 == (module->handing_on & (1u << mpi->coll))) {
         if (!repeat->served->has_counts) return serve_repeat(mpi, repeat->served, comm, module);
         rc = loom_describe_repeat(&c, mpi, comm, repeat->served);
         if (OMPI_SUCCESS != rc) {
