@@ -211,18 +211,11 @@ int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct
                          const loom_served_repeat_t *s)
 {
     describe_start(c, mpi);
-    c->core = s->core;
     c->result_count = s->result_count;
     c->dense = 1;
     c->send = s->send;
     c->recv = s->recv;
-    c->send.user = s->send_used ? (void *)mpi->sbuf : NULL;
-    c->recv.user = s->recv_used ? mpi->rbuf : NULL;
-    c->core.sbuf = NULL != c->send.user ? (const char *)c->send.user + s->send_lb : NULL;
-    c->core.rbuf = NULL != c->recv.user ? (char *)c->recv.user + s->recv_lb : NULL;
-    c->plan = s->plan;
-    /* Open MPI's op adapter reads its plan through the reduction's context. */
-    if (s->core.op.ctx == &s->plan) c->core.op.ctx = c->plan.reduction.ctx = &c->plan;
+    loom_repeat_core(s, mpi, &c->core, &c->plan, &c->send.user, &c->recv.user);
     if (!s->has_counts) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
     const int rc = ensure_counts(c, size);

@@ -353,24 +353,17 @@ static int run_described(loom_glue_call_t *c, int device, const char *algorithm,
 }
 
 /* A repeat of a served call whose core call has no per-rank counts: the kept core call with
- * this call's buffers, run straight away. The kept call uses the user's buffers as they are
- * (dense host memory), so there is nothing to copy in or out, and no glue record to make:
- * about 100 instructions fewer than loom_describe_repeat and run_described (callgrind). The
- * plan is copied too: the op adapter reads it through the call, and a collective the run
- * makes on comm (the topology's, at verbose >= 1) may overwrite the record. */
+ * this call's buffers (loom_repeat_core), run straight away. The kept call uses the user's
+ * buffers as they are (dense host memory), so there is nothing to copy in or out, and no glue
+ * record to make: about 100 instructions fewer than loom_describe_repeat and run_described
+ * (callgrind). */
 static int serve_repeat(const loom_mpi_call_t *mpi, const loom_served_repeat_t *s, struct ompi_communicator_t *comm,
                         mca_coll_loom_module_t *module)
 {
-    loom_call_t call = s->core;
+    loom_call_t call;
     loom_reduce_plan_t plan;
-    if (s->core.op.ctx == &s->plan) {
-        plan = s->plan;
-        call.op.ctx = plan.reduction.ctx = &plan;
-    }
-    const void *sbuf = s->send_used ? mpi->sbuf : NULL;
-    void *rbuf = s->recv_used ? mpi->rbuf : NULL;
-    call.sbuf = NULL != sbuf ? (const char *)sbuf + s->send_lb : NULL;
-    call.rbuf = NULL != rbuf ? (char *)rbuf + s->recv_lb : NULL;
+    void *send_user, *recv_user;
+    loom_repeat_core(s, mpi, &call, &plan, &send_user, &recv_user);
     const char *algorithm = s->algorithm, *rule = s->rule;
     const int rc = run(algorithm, &call, comm, module);
     if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &call, comm, module, algorithm, rule);

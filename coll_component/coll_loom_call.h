@@ -78,6 +78,24 @@ typedef struct loom_served_repeat {
     const char *algorithm, *rule;
 } loom_served_repeat_t;
 
+/* A served repeat's core call for mpi (into *core): s's, with mpi's buffers at the kept offsets;
+ * *send_user and *recv_user get the user buffers the kept call used (NULL where it used none).
+ * The reduction plan is copied into *plan, which the core call's op then reads (Open MPI's op
+ * adapter reads its plan through the reduction's context): s may change while the call runs (a
+ * collective the run makes on the communicator, the topology's at verbose >= 1, can overwrite
+ * it). For loom_describe_repeat and the blocking path's serve_repeat. */
+static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mpi_call_t *mpi, loom_call_t *core,
+                                    loom_reduce_plan_t *plan, void **send_user, void **recv_user)
+{
+    *core = s->core;
+    *send_user = s->send_used ? (void *)mpi->sbuf : NULL;
+    *recv_user = s->recv_used ? mpi->rbuf : NULL;
+    core->sbuf = NULL != *send_user ? (const char *)*send_user + s->send_lb : NULL;
+    core->rbuf = NULL != *recv_user ? (char *)*recv_user + s->recv_lb : NULL;
+    *plan = s->plan;
+    if (s->core.op.ctx == &s->plan) core->op.ctx = plan->reduction.ctx = plan;
+}
+
 /* Describes mpi on comm into c (coll_loom_buffers.c): core call, buffers, reduction plan.
  * Returns NULL, or why loom cannot serve it (the same on every rank); *rc an error code if
  * memory ran out. Release with loom_call_fini. */
