@@ -224,8 +224,7 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
                 mem.copy(out, shm.result(region), n * es);
             }
         }
-        shm.publish(); // done with the region
-        shm.end_chunk(region);
+        shm.end_chunk_at_next_publish(region); // the next chunk's or call's copy-in publish says so
     }
 }
 
@@ -270,8 +269,7 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
         for (int q = 0; q < shm.size(); ++q)
             if (const std::size_t n = q == me ? 0 : piece(q, off))
                 mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
-        shm.publish();
-        shm.end_chunk(region);
+        shm.end_chunk_at_next_publish(region); // the next chunk's or call's sync says so
     }
     if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
 }
@@ -306,8 +304,7 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
         std::byte* dst = out + off * es;
         mem.copy(dst, shm.slot(region, 0) + std::size_t(me) * piece, piece);
         for (int q = 1; q < P; ++q) mem.reduce(args.op, shm.slot(region, q) + std::size_t(me) * piece, dst, n);
-        shm.publish();
-        shm.end_chunk(region);
+        shm.end_chunk_at_next_publish(region);
     }
 }
 
