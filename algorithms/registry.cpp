@@ -167,6 +167,9 @@ constexpr std::array kAlltoall = {
               kAny, AlltoallFn{&pairwise_alltoall}},
     Algorithm{"cma", Collective::alltoall, "single copy (CMA): each rank reads its block from every other",
               "2 syncs; (P-1) S read per rank", kSingleCopy, AlltoallFn{&cma_alltoall}},
+    Algorithm{"shm", Collective::alltoall, "shared memory: each copies its blocks in, each copies its own out",
+              "1 sync per chunk of 32 KiB / P of each block; (P-1) S in and out per rank", kOneNode,
+              AlltoallFn{&shm_alltoall}},
 };
 
 // A family's records for another collective that runs the same schedules.

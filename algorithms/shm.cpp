@@ -274,6 +274,33 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
     if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
 }
 
+void shm_alltoall(ShmComm& shm, MemoryOps& mem, const AlltoallArgs& args)
+{
+    const int P = shm.size(), me = shm.rank();
+    const std::size_t block = args.block_bytes;
+    if (block == 0) return;
+    // A slot holds one piece of every block this rank sends: piece j for rank j. Pieces in
+    // whole 64-byte lines where they can be, so each rank's piece starts a line of its own.
+    const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * block);
+    std::size_t piece = chunk / std::size_t(P);
+    if (piece >= 64) piece &= ~std::size_t(63);
+    const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    std::byte* out = bytes_of(args.recvbuf);
+    for (std::size_t off = 0; off < block; off += piece) {
+        const std::size_t n = std::min(piece, block - off);
+        const int region = shm.begin_chunk(chunk);
+        std::byte* slot = shm.slot(region, me);
+        for (int j = 0; j < P; ++j)
+            if (j != me) mem.copy(slot + std::size_t(j) * piece, in + std::size_t(j) * block + off, n);
+        shm.sync();
+        // In place this overwrites [off, off + n) of each block: already copied in.
+        for (int q = 0; q < P; ++q)
+            if (q != me) mem.copy(out + std::size_t(q) * block + off, shm.slot(region, q) + std::size_t(me) * piece, n);
+        shm.end_chunk_at_next_publish(region); // the next chunk's or call's sync says so
+    }
+    if (!args.in_place()) mem.copy(out + std::size_t(me) * block, in + std::size_t(me) * block, block);
+}
+
 void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args)
 {
     reduce_chunks(shm, mem, args.op, args.in_place() ? args.recvbuf : args.sendbuf, args.recvbuf, args.count, -1);
@@ -441,6 +468,11 @@ void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args) { shm_bcas
 void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
     shm_allgather(segment_of(net), mem, args);
+}
+
+void shm_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
+{
+    shm_alltoall(segment_of(net, std::size_t(net.size())), mem, args); // a byte of every block per slot
 }
 
 void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)

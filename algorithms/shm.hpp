@@ -37,8 +37,13 @@
 //     root alone needs the result, does so up to P m = 32 KiB. A reduce's non-roots then
 //     never wait, except for a region to be free.
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
+//   alltoall: a chunk is a piece of each of a rank's P - 1 outgoing blocks (its slot holds
+//     the piece for rank j at j x slot/P); each copies its pieces in, s, each copies the
+//     piece meant for it out of every other slot: (P-1) b in and out per rank, b the block,
+//     one sync per chunk of slot/P bytes of each block (4 KiB small slots while P b fits one).
 // Limits: all ranks on one node (registry need `same_node`); commutative ops only for the
-// reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot.
+// reductions; elements (and, for reduce_scatter_block, P elements) must fit one slot; alltoall
+// at most slot_bytes ranks (a byte of every block per slot).
 #pragma once
 
 #include "collectives.hpp"
@@ -176,6 +181,7 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args);
 void shm_allreduce(ShmComm& shm, MemoryOps& mem, const AllreduceArgs& args);
 void shm_reduce(ShmComm& shm, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterArgs& args);
+void shm_alltoall(ShmComm& shm, MemoryOps& mem, const AlltoallArgs& args);
 
 // The registry's entries: they run on the communicator's segment, nothing else (the chooser
 // picks them only where the segment exists: Needs::segment, Needs::element_in_slot). The
@@ -196,6 +202,7 @@ void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
 void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
+void shm_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args);
 
 // The communicator's ShmComm, set up on first use where the transport keeps state; null if
 // shared memory is unavailable (the same answer on every rank). For algorithms built on the

@@ -12,9 +12,19 @@
 
 namespace shm_check {
 
-enum Coll { kAllreduce, kReduce, kBcast, kBarrier, kAllgather, kAllgatherv, kReduceScatterBlock, kCollCount };
+enum Coll {
+    kAllreduce,
+    kReduce,
+    kBcast,
+    kBarrier,
+    kAllgather,
+    kAllgatherv,
+    kReduceScatterBlock,
+    kAlltoall,
+    kCollCount
+};
 inline constexpr const char* kCollName[kCollCount] = {
-    "allreduce", "reduce", "bcast", "barrier", "allgather", "allgatherv", "reduce_scatter_block"};
+    "allreduce", "reduce", "bcast", "barrier", "allgather", "allgatherv", "reduce_scatter_block", "alltoall"};
 
 // This process's place in MPI_COMM_WORLD and its tallies (shm_check.cpp).
 extern int world_rank, world_size;

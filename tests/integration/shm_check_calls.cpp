@@ -116,7 +116,8 @@ static_assert(kSizeClasses == int(sizeof kBytes / sizeof kBytes[0]));
 std::string describe(const Comm& c, const Case& k, const char* type)
 {
     return std::string(kCollName[k.coll]) + " on " + c.name + " (size " + std::to_string(c.size) + "), " +
-           std::to_string(k.coll == kBcast || k.coll == kAllgather ? kBytes[k.size_class] : kCounts[k.size_class]) +
+           std::to_string(k.coll == kBcast || k.coll == kAllgather || k.coll == kAlltoall ? kBytes[k.size_class]
+                                                                                          : kCounts[k.size_class]) +
            " x " + type + (k.in_place ? ", in place" : "") + ", salt " + std::to_string(k.salt);
 }
 
@@ -215,6 +216,27 @@ void run_allgather(Comm& c, const Case& k)
     if (recv[n * P] != 0x5A) fail(what + ": wrote past the end");
 }
 
+void run_alltoall(Comm& c, const Case& k)
+{
+    // Block j of rank r's input is bval(salt, r, j n + i): rank r receives from q bytes j = r of q's.
+    const std::size_t n = kBytes[k.size_class], P = std::size_t(c.size), me = std::size_t(c.rank);
+    std::vector<std::uint8_t> send(n * P), recv(n * P + 1, 0xEE);
+    recv[n * P] = 0x5A;
+    for (std::size_t i = 0; i < n * P; ++i) send[i] = bval(k.salt, c.rank, i);
+    if (k.in_place) std::copy(send.begin(), send.end(), recv.begin());
+    const std::string what = describe(c, k, "byte");
+    counted(c, kAlltoall, n != 0, what, [&] {
+        MPI_Alltoall(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE, c.comm);
+    });
+    for (std::size_t q = 0; q < P; ++q)
+        for (std::size_t i = 0; i < n; ++i)
+            if (recv[q * n + i] != bval(k.salt, int(q), me * n + i))
+                return fail(what + ": wrong byte " + std::to_string(i) + " of rank " + std::to_string(q) + "'s block");
+    if (recv[n * P] != 0x5A) fail(what + ": wrote past the end");
+    for (std::size_t i = 0; i < n * P && !k.in_place; ++i)
+        if (send[i] != bval(k.salt, c.rank, i)) return fail(what + ": changed the send buffer");
+}
+
 void run_allgatherv(Comm& c, const Case& k)
 {
     // Irregular counts (every third rank 0), at displacements with gaps of 2 (odd salts) or dense.
@@ -272,6 +294,7 @@ void run_case(Comm& c, const Case& k)
     case kBcast: return run_bcast(c, k);
     case kAllgather: return run_allgather(c, k);
     case kAllgatherv: return run_allgatherv(c, k);
+    case kAlltoall: return run_alltoall(c, k);
     case kBarrier: return run_barrier(c, k);
     case kCollCount: break;
     }

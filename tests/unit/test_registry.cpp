@@ -24,7 +24,7 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical"}},
     {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
-    {Collective::alltoall, {"bruck", "pairwise", "cma"}},
+    {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr}; }

@@ -93,6 +93,20 @@ RunStats run_all(int P, std::size_t count)
                          "reduce_scatter_block in place", 4);
         rank_check(tail_intact(rs, whole[R], count * 4),
                    "reduce_scatter_block in place changed the input past the result");
+        // alltoall of `count` bytes per block, out of place and in place: block j of rank r
+        // is pattern(r, count, 11 + j)
+        Bytes sendall, want;
+        for (int j = 0; j < P; ++j) {
+            const Bytes b = pattern(r, count, 11 + std::size_t(j)), w = pattern(j, count, 11 + R);
+            sendall.insert(sendall.end(), b.begin(), b.end());
+            want.insert(want.end(), w.begin(), w.end());
+        }
+        Bytes recvall(sendall.size() + 1, std::byte{0x5a});
+        shm_alltoall(net, mem, AlltoallArgs{sendall.data(), recvall.data(), count});
+        rank_check_bytes(prefix(recvall, want.size()), want, "alltoall");
+        rank_check(recvall.back() == std::byte{0x5a}, "alltoall wrote past the end");
+        shm_alltoall(net, mem, AlltoallArgs{nullptr, sendall.data(), count});
+        rank_check_bytes(sendall, want, "alltoall in place");
     });
     return stats;
 }

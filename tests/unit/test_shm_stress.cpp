@@ -105,8 +105,9 @@ private:
     Rng rng_;
 };
 
-enum Kind { kBarrier, kBcast, kAllgather, kAllreduce, kReduce, kReduceScatter, kKinds };
-const char* const kNames[] = {"barrier", "bcast", "allgather", "allreduce", "reduce", "reduce_scatter_block"};
+enum Kind { kBarrier, kBcast, kAllgather, kAllreduce, kReduce, kReduceScatter, kAlltoall, kKinds };
+const char* const kNames[] = {"barrier", "bcast", "allgather", "allreduce", "reduce", "reduce_scatter_block",
+                              "alltoall"};
 
 // Checks a sum: got[i] must be sum over ranks of value(r, it, first + i). "" if right.
 template <class T>
@@ -199,6 +200,20 @@ std::string run_iteration(ShmComm& shm, MemoryOps& mem, std::uint64_t it, std::u
         for (int q = 0; q < P && error.empty(); ++q)
             for (std::size_t i = 0; i < at.length(q) && error.empty(); ++i)
                 if (recv[at.begin(q) + i] != byte_at(q, it, i)) where(at.begin(q) + i);
+        break;
+    }
+    case kAlltoall: {
+        // Blocks around the chunk boundaries (a chunk holds slot / P bytes of each block).
+        const bool in_place = rng.below(2) == 0;
+        const std::size_t n = pick_count(rng, shm.slot_bytes() / std::size_t(P)), all = n * std::size_t(P);
+        std::vector<std::byte> send(all), recv(all, std::byte{0xee});
+        for (std::size_t i = 0; i < all; ++i) send[i] = byte_at(me, it, i); // block j: bytes j n ..
+        if (in_place) recv = send;
+        shm_alltoall(shm, mem, AlltoallArgs{in_place ? nullptr : send.data(), recv.data(), n});
+        for (int q = 0; q < P && error.empty(); ++q)
+            for (std::size_t i = 0; i < n && error.empty(); ++i)
+                if (recv[std::size_t(q) * n + i] != byte_at(q, it, std::size_t(me) * n + i))
+                    where(std::size_t(q) * n + i);
         break;
     }
     default: // the reductions, on int32 or int64
