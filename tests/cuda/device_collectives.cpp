@@ -568,7 +568,7 @@ int main(int argc, char** argv)
         test_bcast(a);
         done();
     }
-    for (const char* a : {"", "bruck", "pairwise"}) {
+    for (const char* a : {"", "bruck", "pairwise", "shm"}) {
         test_alltoall(a);
         done();
     }
