@@ -230,7 +230,7 @@ const char* const forcible[coll_count][2] = {{"ring", "shm"},
                                              {"ring", "bruck"},
                                              {"binomial", "scatter_allgather"},
                                              {"bruck", "recursive_doubling"},
-                                             {"bruck", "pairwise"}};
+                                             {"bruck", "shm"}};
 
 void force(Coll c, const char* algorithm)
 {
