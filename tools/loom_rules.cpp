@@ -386,8 +386,11 @@ int cmd_explain(const std::vector<std::string>& in)
                         .c_str());
         // Every rule of the collective up to the deciding one: those of the narrowed table
         // with decide()'s verdict, the others with the communicator key that excludes them.
+        // Rules of another form (iallreduce, allreduce_init for a blocking call) can never
+        // match: they are counted, not listed.
         std::vector<Row> rows;
-        std::size_t next = 0;
+        std::set<std::string> other_forms;
+        std::size_t next = 0, hidden = 0;
         bool done = false;
         for (const std::vector<Rule>* table : {&*user, &default_rules()})
             for (const Rule& r : *table) {
@@ -395,11 +398,19 @@ int cmd_explain(const std::vector<std::string>& in)
                 // load_user_rules made its own copy of --rules: compare by source ("FILE:LINE").
                 const bool considered = next < trace.size() && trace[next].rule->source == r.source;
                 std::string outcome = considered ? trace[next++].outcome : "does not match";
+                if (r.form && *r.form != call.form) {
+                    ++hidden;
+                    other_forms.insert(form_name(r.collective, r.form));
+                    continue;
+                }
                 if (outcome == "does not match") outcome = exclusion(r, call_of(call));
                 rows.push_back({{"  " + r.source, join(rule_fields(r), " "), "-> " + outcome}, ""});
                 done = considered && next == trace.size() && d.rule != nullptr;
             }
         std::fputs(rows.empty() ? "  (none)\n" : render(rows).c_str(), stdout);
+        if (hidden != 0)
+            std::printf("  (%zu rules of other forms not listed, which never match this one: %s)\n", hidden,
+                        join(std::vector<std::string>(other_forms.begin(), other_forms.end()), ", ").c_str());
     }
     if (d.wants_segment)
         std::printf("note: with a shared segment an algorithm that needs one would serve; the job sets one up once "
