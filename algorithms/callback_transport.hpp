@@ -33,6 +33,7 @@ public:
         return t_.topology != nullptr ? static_cast<const topo::Layout*>(t_.topology(t_.ctx)) : nullptr;
     }
     void** node_shared_state() override { return t_.node_shared_state; }
+    const std::uint64_t* segment_turn() const override { return t_.segment_turn; }
 
 protected:
     static void check(int rc, const char* what)

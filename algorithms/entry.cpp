@@ -51,6 +51,18 @@ extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy
     return rc != LOOM_SUCCESS ? rc : ready;
 }
 
+extern "C" int loom_chosen_uses_segment(const loom_call_t* call)
+{
+    return call->chosen != nullptr && static_cast<const Algorithm*>(call->chosen)->needs.segment ? 1 : 0;
+}
+
+extern "C" uint64_t loom_shm_take_turn(void* const* shared_state) { return shm_state_comm(*shared_state)->take_turn(); }
+
+extern "C" void loom_shm_abandon_turn(void* const* shared_state, uint64_t turn)
+{
+    shm_state_comm(*shared_state)->abandon_turn(turn);
+}
+
 extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t* out)
 {
     auto k = find_kernel(op, type);

@@ -11,6 +11,7 @@
 #define LOOM_C_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,10 @@ typedef struct loom_transport {
      * last call completed (and is released), 0 if not yet, else an error code; never blocks.
      * NULL for a blocking call, which uses wait_all. */
     int (*test_all)(void *ctx);
+    /* A resumable operation that runs on the shared segment: its place among the calls that
+     * use the communicator's segment, taken when the MPI call was made (loom_shm_take_turn).
+     * NULL: a blocking call, which takes its place when it runs. */
+    const uint64_t *segment_turn;
 } loom_transport_t;
 
 /* ---- Topology (topology/topology.hpp) ---- */
@@ -202,6 +207,15 @@ size_t loom_shm_segment_bytes(int comm_size);
  * rank); or an error code (< 0). */
 enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2, LOOM_SHM_MAPPED = 4 };
 int loom_shm_setup(const loom_transport_t *transport, int single_copy);
+
+/* Does the algorithm loom_choose chose for `call` run on the shared segment (shm, cma)? */
+int loom_chosen_uses_segment(const loom_call_t *call);
+/* A non-blocking call that will run on the segment in *shared_state (a transport's
+ * shared_state, made): its turn among the segment's calls, taken when the MPI call is made
+ * (ShmComm::take_turn, algorithms/shm.hpp), to be passed as loom_transport_t.segment_turn. */
+uint64_t loom_shm_take_turn(void *const *shared_state);
+/* A turn whose operation will never run (it could not be made): skipped when it comes. */
+void loom_shm_abandon_turn(void *const *shared_state, uint64_t turn);
 
 /* The call's message size in bytes, by loom's one definition per collective (entry.cpp);
  * what selection, rules, tools and verbose output call "message size". */

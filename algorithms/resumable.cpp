@@ -19,9 +19,10 @@
 // Scratch blocks above 1 KiB stay with the operation, so a persistent request's restart
 // (loom_resumable_restart) allocates nothing.
 //
-// The operation has no shared state: shared-memory algorithms, which need the communicator's
-// segment for one call at a time, are not run here (the chooser is told there is no segment),
-// and device buffers are not staged here (the glue runs such calls on host copies).
+// Shared-memory algorithms run here too, in their turn on the communicator's segment
+// (ShmComm::take_turn: the glue takes it when the MPI call is made and passes it as the
+// transport's segment_turn); their waits yield (cooperative()). Device buffers are not staged
+// here (the glue runs such calls on host copies).
 #include "callback_transport.hpp"
 #include "fiber.hpp"
 #include "guarded.hpp"
@@ -56,6 +57,7 @@ public:
         if (done != 1) throw TransportError(done, "test_all");
     }
     void progress() override { Fiber::yield(); }
+    bool cooperative() const override { return true; }
     void reset() // for an operation object taken from the pool
     {
         waiting_ = false;

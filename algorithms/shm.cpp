@@ -141,6 +141,10 @@ void ShmComm::wait_for(int q, std::uint64_t phase)
             cpu_relax();
             continue;
         }
+        if (cooperative_) { // a resumable operation: back to its resumer, which polls again later
+            progress_(progress_ctx_);
+            continue;
+        }
         // The rank we wait for may need this core (more ranks than cores).
         if (progress_ != nullptr && (spins - spin_limit) % 64 == 0) progress_(progress_ctx_);
         sched_yield();
@@ -152,6 +156,37 @@ void ShmComm::wait_all(std::uint64_t phase)
 {
     for (int q = 0; q < size_; ++q)
         if (q != rank_) wait_for(q, phase);
+}
+
+void ShmComm::end_turn()
+{
+    std::atomic_ref<std::uint64_t>(serving_).fetch_add(1, std::memory_order_release);
+    if (std::atomic_ref<std::size_t>(abandoned_count_).load(std::memory_order_acquire) == 0) return;
+    const std::lock_guard<std::mutex> hold(abandoned_lock_);
+    skip_abandoned();
+}
+
+void ShmComm::abandon_turn(std::uint64_t turn)
+{
+    const std::lock_guard<std::mutex> hold(abandoned_lock_);
+    abandoned_.push_back(turn);
+    std::atomic_ref<std::size_t>(abandoned_count_).store(abandoned_.size(), std::memory_order_release);
+    skip_abandoned();
+}
+
+void ShmComm::skip_abandoned()
+{
+    std::atomic_ref<std::uint64_t> serving(serving_);
+    for (auto it = abandoned_.begin(); it != abandoned_.end();) {
+        if (*it != serving.load(std::memory_order_acquire)) {
+            ++it;
+            continue;
+        }
+        serving.fetch_add(1, std::memory_order_release);
+        abandoned_.erase(it);
+        it = abandoned_.begin(); // the next one may be abandoned too
+    }
+    std::atomic_ref<std::size_t>(abandoned_count_).store(abandoned_.size(), std::memory_order_release);
 }
 
 int ShmComm::begin_chunk(std::size_t chunk)
@@ -438,56 +473,91 @@ ShmComm* shm_of(Transport& net, SingleCopy single_copy = SingleCopy::off)
         state->comm = establish(net, single_copy);
         *slot = state.release();
     }
-    ShmComm* comm = static_cast<ShmState*>(*slot)->comm.get();
-    if (comm != nullptr) comm->set_progress(&progress_through, &net);
-    return comm;
+    return static_cast<ShmState*>(*slot)->comm.get();
 }
 
 } // namespace
 
 void shm_release(void* state) { delete static_cast<ShmState*>(state); }
 
+ShmComm* shm_state_comm(void* state) { return static_cast<ShmState*>(state)->comm.get(); }
+
 bool shm_setup(Transport& net, SingleCopy single_copy) { return shm_of(net, single_copy) != nullptr; }
 
-ShmComm* shm_comm(Transport& net) { return shm_of(net); }
+ShmComm* shm_comm(Transport& net)
+{
+    ShmComm* comm = shm_of(net);
+    if (comm != nullptr) comm->set_progress(&progress_through, &net);
+    return comm;
+}
 
 namespace {
-ShmComm& segment_of(Transport& net, std::size_t per_slot = 0)
+ShmComm& segment_for_turn(Transport& net)
 {
     ShmComm* shm = shm_of(net);
     if (shm == nullptr) throw ShmUnavailable("shm: the communicator has no shared-memory segment");
-    if (per_slot > shm->slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
     return *shm;
 }
 } // namespace
 
-void shm_barrier(Transport& net, MemoryOps&, const BarrierArgs&) { shm_barrier(segment_of(net)); }
+SegmentTurn::SegmentTurn(Transport& net) : shm_(segment_for_turn(net))
+{
+    const std::uint64_t* given = net.segment_turn();
+    const std::uint64_t turn = given != nullptr ? *given : shm_.take_turn();
+    while (!shm_.is_turn(turn)) net.progress(); // earlier calls run meanwhile (Open MPI's progress)
+    shm_.set_progress(&progress_through, &net, net.cooperative());
+}
 
-void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args) { shm_bcast(segment_of(net), mem, args); }
+namespace {
+// The turn's segment, if `per_slot` bytes (an element, or what a rank must put in one slot)
+// fit a slot; else ShmUnavailable (the turn ends as it unwinds).
+ShmComm& fitting(const SegmentTurn& turn, std::size_t per_slot = 0)
+{
+    if (per_slot > turn.comm().slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
+    return turn.comm();
+}
+} // namespace
+
+void shm_barrier(Transport& net, MemoryOps&, const BarrierArgs&)
+{
+    const SegmentTurn turn(net);
+    shm_barrier(turn.comm());
+}
+
+void shm_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args)
+{
+    const SegmentTurn turn(net);
+    shm_bcast(turn.comm(), mem, args);
+}
 
 void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
-    shm_allgather(segment_of(net), mem, args);
+    const SegmentTurn turn(net);
+    shm_allgather(turn.comm(), mem, args);
 }
 
 void shm_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
 {
-    shm_alltoall(segment_of(net, std::size_t(net.size())), mem, args); // a byte of every block per slot
+    const SegmentTurn turn(net);
+    shm_alltoall(fitting(turn, std::size_t(net.size())), mem, args); // a byte of every block per slot
 }
 
 void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
-    shm_allreduce(segment_of(net, args.op.elem_size), mem, args);
+    const SegmentTurn turn(net);
+    shm_allreduce(fitting(turn, args.op.elem_size), mem, args);
 }
 
 void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
-    shm_reduce(segment_of(net, args.op.elem_size), mem, args);
+    const SegmentTurn turn(net);
+    shm_reduce(fitting(turn, args.op.elem_size), mem, args);
 }
 
 void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
-    shm_reduce_scatter_block(segment_of(net, std::size_t(net.size()) * args.op.elem_size), mem, args);
+    const SegmentTurn turn(net);
+    shm_reduce_scatter_block(fitting(turn, std::size_t(net.size()) * args.op.elem_size), mem, args);
 }
 
 } // namespace loom

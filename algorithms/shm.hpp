@@ -52,7 +52,10 @@
 
 #include <stdexcept>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 #include <memory>
 
 namespace loom {
@@ -90,8 +93,31 @@ public:
     }
 
     // Called while waiting (MPI progress); set per call, since the transport is per call.
+    // `cooperative`: fn returns to whoever resumes the call (a resumable operation's fiber
+    // yields), so a wait calls it on every poll after a short spin, and never sched_yield.
     using ProgressFn = void (*)(void* ctx);
-    void set_progress(ProgressFn fn, void* ctx) { progress_ = fn, progress_ctx_ = ctx; }
+    void set_progress(ProgressFn fn, void* ctx, bool cooperative = false)
+    {
+        progress_ = fn, progress_ctx_ = ctx, cooperative_ = cooperative;
+    }
+
+    // Turns: the calls that use this segment run one at a time, in the order their MPI calls
+    // were made, which is the same on every rank (MPI's rule for collectives on a
+    // communicator), so every rank goes through the same phases. A blocking call takes its
+    // turn when it runs; a non-blocking one when its MPI call is made (it may run later,
+    // interleaved with other calls, completed in any order). A call waits until serving
+    // reaches its turn, progressing MPI (a resumable operation yields), and ends it when done.
+    // Turns are taken by the thread making the communicator's collective calls; end_turn may
+    // run on another (Open MPI's progress engine), hence the atomic.
+    std::uint64_t take_turn() { return turns_++; }
+    bool is_turn(std::uint64_t turn) const
+    {
+        return std::atomic_ref<const std::uint64_t>(serving_).load(std::memory_order_acquire) == turn;
+    }
+    void end_turn();
+    // A turn taken for a call that will never run (its operation could not be made): it
+    // ends as soon as serving reaches it, so the calls after it are not held up.
+    void abandon_turn(std::uint64_t turn);
 
     // Publishes that this rank finished one more phase (a release store of its counter).
     void publish();
@@ -172,6 +198,29 @@ private:
     std::unique_ptr<std::uint64_t[]> seen_; // the last value read of each rank's counter
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
+    bool cooperative_ = false;
+    std::uint64_t turns_ = 0;
+    alignas(64) std::uint64_t serving_ = 0;
+    std::mutex abandoned_lock_; // abandoned_ is rare: end_turn reads abandoned_count_ alone
+    std::vector<std::uint64_t> abandoned_;
+    std::size_t abandoned_count_ = 0;
+    void skip_abandoned(); // with abandoned_lock_ held
+};
+
+// One call's hold on the communicator's segment (the shm and cma entries): waits for the
+// call's turn (ShmComm::take_turn; the transport's segment_turn() or a new one), then points
+// the segment's waits at this call's transport; ends the turn when destroyed, also when the
+// call throws. Throws ShmUnavailable, holding no turn, if the communicator has no segment.
+class SegmentTurn {
+public:
+    explicit SegmentTurn(Transport& net);
+    ~SegmentTurn() { shm_.end_turn(); }
+    SegmentTurn(const SegmentTurn&) = delete;
+    SegmentTurn& operator=(const SegmentTurn&) = delete;
+    ShmComm& comm() const { return shm_; }
+
+private:
+    ShmComm& shm_;
 };
 
 // The collectives on a ShmComm: every rank calls with the same arguments (MPI's rules).
@@ -211,6 +260,8 @@ ShmComm* shm_comm(Transport& net);
 
 // Frees what the shm family kept in a transport's shared_state() (null: nothing).
 void shm_release(void* state);
+// The ShmComm kept in a transport's shared_state(); the segment must have been made.
+ShmComm* shm_state_comm(void* state);
 
 // Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
 // every rank of the communicator calls it at the same point. True if shared memory is usable

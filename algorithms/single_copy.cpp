@@ -32,13 +32,11 @@ Scratch no_scratch()
 
 // The communicator's segment, which must have single copy on (the registry's needs; only a
 // direct call from a test can get here without).
-ShmComm& single_copy_comm(Transport& net)
+ShmComm& single_copy_comm(const SegmentTurn& turn)
 {
-    ShmComm* shm = shm_comm(net);
-    if (shm == nullptr) throw ShmUnavailable("cma: the communicator has no shared-memory segment");
-    if (!shm->single_copy())
+    if (!turn.comm().single_copy())
         throw ShmUnavailable("cma: this node refuses single-copy transfers (XPMEM and process_vm_readv)");
-    return *shm;
+    return turn.comm();
 }
 
 // Copies `bytes` from rank q's address `remote` (in q's process) to `local`: through the
@@ -127,7 +125,8 @@ void exchange_addresses(ShmComm& shm, const void* input, const void* output)
 
 void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = args.op.elem_size;
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
@@ -156,7 +155,8 @@ void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 
 void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const bool root = me == args.root;
     const std::size_t es = args.op.elem_size;
@@ -182,7 +182,8 @@ void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 
 void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     const int me = shm.rank();
     const std::size_t es = args.op.elem_size;
     const BlockOffsets blocks(args.counts);
@@ -200,7 +201,8 @@ void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs&
 
 void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const BlockOffsets blocks(args.bytes);
     std::byte* out = bytes_of(args.recvbuf);
@@ -217,7 +219,8 @@ void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 
 void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     if (shm.rank() == args.root) {
         shm.mailbox(shm.rank()).addr[0] = args.buf;
         shm.publish();
@@ -233,7 +236,8 @@ void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
 
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
 {
-    ShmComm& shm = single_copy_comm(net);
+    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const std::size_t b = args.block_bytes, total = b * std::size_t(P);
     std::byte* out = bytes_of(args.recvbuf);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,13 @@ public:
     // Like shared_state(), for the shm family on the group of this rank's node (hierarchical
     // algorithms' intra-node phases); nullptr: none, those phases then use messages.
     virtual void** node_shared_state() { return nullptr; }
+    // A call that runs on the communicator's segment waits for its turn among the segment's
+    // users (ShmComm::take_turn): a resumable operation took its turn when its MPI call was
+    // made and says which here; nullptr: take one now (a blocking call).
+    virtual const std::uint64_t* segment_turn() const { return nullptr; }
+    // Does progress() return to whoever resumes this call (a resumable operation's fiber)?
+    // Shared-memory waits then yield on every poll instead of spinning and sched_yield.
+    virtual bool cooperative() const { return false; }
 };
 
 // A type-erased reduction: `fn(in, inout, count, ctx)` computes inout[i] = in[i] op inout[i]

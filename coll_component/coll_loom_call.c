@@ -157,9 +157,10 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
 
 /* ---- run ---- */
 
-/* The chooser without a shared segment or single copy: for non-blocking and persistent calls
- * (coll_loom_request.c), whose operations may overlap other collectives on the communicator,
- * while the segment serves one call at a time. */
+/* The chooser for non-blocking and persistent calls (coll_loom_request.c): the shared segment
+ * if a blocking call has made it (an operation never makes one: its set-up would end at
+ * different times on different ranks, and the next calls must decide alike), taken in turns
+ * (loom_shm_take_turn), and no single copy. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule)
 {
@@ -168,7 +169,7 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
         *why = "out of memory for loom's rule tables";
         return NULL;
     }
-    call->segment = LOOM_SEGMENT_NONE;
+    call->segment = LOOM_SEGMENT_READY == module->segment ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
     call->single_copy = LOOM_SINGLE_COPY_OFF;
     return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], rules, why, rule);
 }

@@ -111,6 +111,7 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.topology = pml_topology;
     t->ops.node_shared_state = NULL;
     t->ops.test_all = NULL;
+    t->ops.segment_turn = NULL;
     t->ops.progress = pml_progress;
     t->comm = comm;
     t->module = module;

@@ -13,9 +13,17 @@
  *            collectives - advances every running operation. No helper thread;
  *   finish   dense views emptied, counters and verbose lines, the request completed.
  *
- * Why no shared segment: operations on one communicator may overlap each other and blocking
- * calls, while the segment serves one call at a time; the chooser is told there is none (and
- * no single copy). Each operation has its own tag from the communicator's non-blocking tag
+ * The shared segment: operations on one communicator may overlap each other and blocking
+ * calls, while the segment serves one call at a time. So the calls that use it take turns
+ * (ShmComm::take_turn, algorithms/shm.hpp): an operation takes its turn when its MPI call is
+ * made (launch), a blocking call when it runs, and each runs once the calls before it on the
+ * segment have ended - an operation yields meanwhile, a blocking call progresses Open MPI,
+ * which runs the operations. Every rank takes its turns in the same order (MPI's rule for
+ * collectives on a communicator), so the segment's phases agree, and every waiting call
+ * progresses every operation, so completing them in any order cannot deadlock. An operation
+ * never makes the segment (the set-up would end at different times on different ranks, and the
+ * next calls must decide alike): it uses it once a blocking call has. No single copy for
+ * operations. Each operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
  * to start collectives on a communicator in the same order, so every rank draws the same tag
@@ -68,6 +76,8 @@ typedef struct loom_request_t {
     loom_mpi_call_t inner_call; /* handed on, on host copies: the call made to the next component */
     ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
     int inner_running;          /* inner is started and not yet seen complete */
+    int has_turn;               /* runs on the shared segment, in the turn below */
+    uint64_t segment_turn;      /* taken at the MPI call (MPI_I..., MPI_Start): loom_shm_take_turn */
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);
@@ -126,6 +136,10 @@ static int run_first(loom_request_t *r, int *rc)
 {
     loom_pml_transport_init(&r->transport, r->comm, r->module, r->tag);
     loom_pml_transport_resumable(&r->transport);
+    if (r->has_turn) {
+        r->transport.ops.shared_state = &r->module->shm;
+        r->transport.ops.segment_turn = &r->segment_turn;
+    }
     if (NULL != r->kept && LOOM_SUCCESS == loom_resumable_restart(r->kept, &r->transport.ops, &r->call.core)) {
         r->op = r->kept;
         r->kept = NULL;
@@ -136,6 +150,7 @@ static int run_first(loom_request_t *r, int *rc)
     }
     if (NULL == r->op) {
         (void)loom_pml_transport_fini(&r->transport);
+        if (r->has_turn) loom_shm_abandon_turn(&r->module->shm, r->segment_turn);
         *rc = LOOM_ERR_NO_MEMORY;
         return 1;
     }
@@ -194,6 +209,10 @@ static int launch(loom_request_t *r)
         const int rc = loom_views_in(&r->call);
         if (OMPI_SUCCESS != rc) return rc;
     }
+    /* Its turn on the shared segment is taken now, in the order of the MPI calls (the same on
+     * every rank), even if it waits in the queue below. */
+    r->has_turn = loom_chosen_uses_segment(&r->call.core);
+    if (r->has_turn) r->segment_turn = loom_shm_take_turn(&r->module->shm);
     OPAL_THREAD_LOCK(&lock);
     register_progress();
     /* A place among the running operations is taken here, so threads starting at once never
@@ -276,7 +295,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     loom_ompi_nbc_request_clear(&r->super);
     r->next = NULL;
     r->op = NULL;
-    r->queued = r->freed = r->host_copies = r->inner_running = 0;
+    r->queued = r->freed = r->host_copies = r->inner_running = r->has_turn = 0;
     r->inner = NULL;
     r->kept = NULL;
     r->algorithm = r->rule = NULL;

@@ -57,8 +57,9 @@
 // block: the bound over each contender's time, in percent (100%: the contender is at the
 // bound).
 // --form nonblocking times the non-blocking calls instead (MPI_Iallreduce then MPI_Wait at
-// once), with loom's coll_loom_i<collective>_* counters and without the contenders that need
-// a shared segment (non-blocking calls never have one). --overlap (implies it) also times
+// once), with loom's coll_loom_i<collective>_* counters, and without single copy (cma), which
+// operations never use; on one node it first makes the shared segment with one blocking
+// barrier (shm forced), since an operation never makes it (coll_loom_request.c). --overlap (implies it) also times
 // each contender OSU-style (osu_iallreduce): start, a computation as long as the contender's
 // pure time (a busy loop that makes no MPI call), wait; it adds columns "NAME+compute" (CSV
 // rows with that contender name) and an "overlap %" block: 100 (1 - (T - t) / t), at least
@@ -357,9 +358,9 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     std::vector<const Contender*> here;
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
-    // Non-blocking calls never have a shared segment (coll_loom_request.c).
+    // Operations never use single copy (coll_loom_request.c); the segment is made (main).
     loom::CallShape shape{job.size, k.bytes, true, job.nodes, job.ranks_per_node};
-    shape.segment = shape.single_copy = !o.nonblocking;
+    shape.single_copy = !o.nonblocking;
     for (const Contender& x : all)
         if (!x.algorithm || (!loom::why_not(*x.algorithm, shape) && !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);
@@ -665,6 +666,14 @@ int main(int argc, char** argv)
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
         bench::set_nonblocking(o.nonblocking);
+        // An operation uses the shared segment only once a blocking call has made it: one
+        // barrier with shm forced makes it (on one node; elsewhere shm is handed on).
+        if (loom_loaded && o.nonblocking && nodes == 1 && size > 1) {
+            if (!loom::tools::set_loom_control("coll_loom_barrier_algorithm", "shm"))
+                throw std::runtime_error("cannot set coll_loom_barrier_algorithm through MPI_T");
+            MPI_Barrier(MPI_COMM_WORLD);
+            loom::tools::set_loom_control("coll_loom_barrier_algorithm", "");
+        }
         bench::set_persistent(o.persistent);
         bench::SingleCopyBound bound(rank, size, o.seconds);
         const Job job{rank,

@@ -11,7 +11,11 @@
 //   * MPI_Request_free on a running operation (it completes in the background: loom's
 //     counters say when, then its result is checked);
 //   * persistent requests started many times, with new data each time, and MPI_Startall;
-//   * with --threads N (MPI_THREAD_MULTIPLE): N threads, each on its own communicator.
+//   * with --threads N (MPI_THREAD_MULTIPLE): N threads, each on its own communicator;
+//   * with --shm: shm forced for every collective (MPI_T), each communicator's segment made
+//     by a blocking barrier first, so that every operation above runs on the shared segment
+//     in turns (ShmComm::take_turn), interleaved with blocking shm calls on the same segment
+//     and completed in a different order on each rank; loom must serve every iallreduce.
 // Every result is checked against a reference computed here, and loom's MPI_T counters must
 // show that loom served the calls (coll_loom_i<collective>_served, ..._init_served).
 //
@@ -35,7 +39,9 @@
 namespace {
 
 int rank = 0, size = 1;
+bool shm = false; // --shm
 std::atomic<long> failures{0};
+std::atomic<unsigned long long> iallreduce_calls{0}; // with a count above 0 (loom hands count 0 on)
 
 void fail(const std::string& what)
 {
@@ -70,6 +76,7 @@ Op start(int k, int n, int salt, MPI_Comm comm)
             for (int q = 0; q < p; ++q) op.expected[std::size_t(i)] += value(q, i, salt);
         }
         MPI_Iallreduce(op.send.data(), op.recv.data(), n, MPI_INT, MPI_SUM, comm, &op.request);
+        if (n > 0) ++iallreduce_calls;
         break;
     }
     case 1: { // ibcast from a root that moves with the salt
@@ -284,6 +291,24 @@ void persistent(MPI_Comm comm, int starts)
     MPI_Request_free(&r[1]);
 }
 
+// --shm: shm forced for every collective nonblocking_check calls; a blocking call then makes a
+// communicator's segment at once (made_segment).
+void force_shm()
+{
+    for (const char* c : {"allreduce", "bcast", "allgather", "reduce_scatter_block", "alltoall", "barrier"})
+        if (!loom::tools::set_loom_control("coll_loom_" + std::string(c) + "_algorithm", "shm")) {
+            std::fprintf(stderr, "nonblocking_check: cannot force shm for %s through MPI_T\n", c);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+}
+
+// With --shm: the communicator's segment, made by a blocking barrier (an operation never
+// makes one).
+void made_segment(MPI_Comm comm)
+{
+    if (shm) MPI_Barrier(comm);
+}
+
 void threads(int count, int rounds)
 {
     std::vector<MPI_Comm> comms(static_cast<std::size_t>(count));
@@ -291,6 +316,7 @@ void threads(int count, int rounds)
     std::vector<std::thread> pool;
     for (int t = 0; t < count; ++t)
         pool.emplace_back([&, t] {
+            made_segment(comms[std::size_t(t)]);
             for (int round = 0; round < rounds; ++round) {
                 auto ops = batch(6, round * 13 + t, comms[std::size_t(t)]);
                 auto reqs = requests(ops);
@@ -307,7 +333,9 @@ void threads(int count, int rounds)
 int main(int argc, char** argv)
 {
     int thread_count = 0, rounds = 3;
-    for (int i = 1; i + 1 < argc; ++i) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--shm") == 0) shm = true;
+        if (i + 1 == argc) break;
         if (std::strcmp(argv[i], "--threads") == 0) thread_count = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
     }
@@ -329,6 +357,7 @@ int main(int argc, char** argv)
         }
     unsigned long long before[3];
     for (int i = 0; i < 3; ++i) before[i] = counters[i].served();
+    if (shm) force_shm();
 
     if (thread_count > 0) {
         threads(thread_count, rounds);
@@ -336,6 +365,8 @@ int main(int argc, char** argv)
         MPI_Comm a, b;
         MPI_Comm_dup(MPI_COMM_WORLD, &a);
         MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &b); // all ranks, reversed
+        made_segment(a);
+        made_segment(b);
         for (int round = 0; round < rounds; ++round) {
             many_outstanding(a, round * 10);
             several_communicators(a, b, round * 10 + 5);
@@ -352,14 +383,20 @@ int main(int argc, char** argv)
     if (size > 1 && served[0] + served[1] == 0)
         fail("loom served no iallreduce and no ibcast: the test proves nothing");
     if (size > 1 && thread_count == 0 && served[2] == 0) fail("loom served no start of a persistent allreduce");
+    // On the segment loom serves every iallreduce of a count above 0 (shm serves every count
+    // and op used here; the counter also counts Open MPI's own, made by MPI_Comm_dup and
+    // MPI_Comm_split on MPI_COMM_WORLD, which has no segment, so at least).
+    if (shm && size > 1 && served[0] < iallreduce_calls)
+        fail("loom served " + std::to_string(served[0]) + " of " + std::to_string(iallreduce_calls.load()) +
+             " iallreduce calls with shm forced and the segment made");
 
     long mine = failures, all = 0;
     MPI_Reduce(&mine, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        std::printf("nonblocking_check np=%d%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
+        std::printf("nonblocking_check np=%d%s%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
                     "starts on rank 0; %ld failures\n",
                     size, thread_count > 0 ? (" with " + std::to_string(thread_count) + " threads").c_str() : "",
-                    served[0], served[1], served[2], all);
+                    shm ? ", shm forced" : "", served[0], served[1], served[2], all);
     MPI_Finalize();
     return all == 0 ? 0 : 1;
 }

@@ -223,8 +223,8 @@ ResumableRun run_resumable(Collective c, const Algorithm& algo, int P, int K)
             calls.push_back(prepare(c, r, P, k));
             point_at_buffers(calls.back(), algo);
             ends.push_back(End{&fabric, r, P, k, {}});
-            const loom_transport_t t{&ends.back(), r,       P,       end_isend, end_irecv,   must_not_block,
-                                     nullptr,      nullptr, nullptr, nullptr,   end_test_all};
+            const loom_transport_t t{&ends.back(), r,       P,       end_isend, end_irecv,    must_not_block,
+                                     nullptr,      nullptr, nullptr, nullptr,   end_test_all, nullptr};
             ops.push_back(loom_resumable_create(&t, &calls.back().call));
             REQUIRE(ops.back() != nullptr);
         }
@@ -358,7 +358,7 @@ TEST_CASE("resumable: a restarted operation keeps its scratch memory", "[resumab
                     if (start == 0) {
                         ends.push_back(End{&fabric, r, P, 0, {}});
                         transports.push_back({&ends.back(), r, P, end_isend, end_irecv, must_not_block, nullptr,
-                                              nullptr, nullptr, nullptr, end_test_all});
+                                              nullptr, nullptr, nullptr, end_test_all, nullptr});
                         ops.push_back(loom_resumable_create(&transports.back(), &rc.call));
                         REQUIRE(ops.back() != nullptr);
                     } else {
@@ -402,7 +402,8 @@ TEST_CASE("resumable: refused without test_all, and for staged (device) calls", 
     const Algorithm* ring = find_algorithm(Collective::allreduce, "ring");
     REQUIRE(ring != nullptr);
     End e{nullptr, 0, 1, 0, {}};
-    loom_transport_t t{&e, 0, 1, end_isend, end_irecv, must_not_block, nullptr, nullptr, nullptr, nullptr, nullptr};
+    loom_transport_t t{&e,      0,       1,       end_isend, end_irecv, must_not_block,
+                       nullptr, nullptr, nullptr, nullptr,   nullptr,   nullptr};
     loom_call_t call{};
     call.coll = LOOM_COLL_ALLREDUCE;
     call.chosen = ring;

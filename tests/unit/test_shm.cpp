@@ -266,3 +266,20 @@ TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and ke
         }
     }
 }
+
+TEST_CASE("shm turns: calls run in the order their turns were taken; abandoned turns are skipped", "[shm][turns]")
+{
+    std::vector<std::uint64_t> memory(ShmComm::segment_bytes(1) / sizeof(std::uint64_t) + 1, 0);
+    ShmComm shm(reinterpret_cast<std::byte*>(memory.data()), 0, 1);
+    const std::uint64_t a = shm.take_turn(), b = shm.take_turn(), c = shm.take_turn(), d = shm.take_turn();
+    CHECK((a == 0 && b == 1 && c == 2 && d == 3));
+    CHECK(shm.is_turn(a));
+    CHECK_FALSE(shm.is_turn(b));
+    shm.abandon_turn(c); // not yet its turn: skipped when it comes
+    shm.end_turn();      // a ends: b's turn
+    CHECK(shm.is_turn(b));
+    shm.end_turn(); // b ends: c was abandoned, so d's turn
+    CHECK(shm.is_turn(d));
+    shm.abandon_turn(d); // abandoned on its turn: over at once
+    CHECK(shm.is_turn(shm.take_turn()));
+}
