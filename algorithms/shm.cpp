@@ -160,10 +160,24 @@ void ShmComm::wait_all(std::uint64_t phase)
 
 void ShmComm::end_turn()
 {
-    std::atomic_ref<std::uint64_t>(serving_).fetch_add(1, std::memory_order_release);
-    if (std::atomic_ref<std::size_t>(abandoned_count_).load(std::memory_order_acquire) == 0) return;
-    const std::lock_guard<std::mutex> hold(abandoned_lock_);
-    skip_abandoned();
+    // Only the turn's holder writes serving now (an abandoned turn is never held, so nobody
+    // skips one meanwhile): a plain release store, no locked add, on every call's path.
+    std::atomic_ref<std::uint64_t> serving(serving_);
+    serving.store(serving.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+void ShmComm::wait_for_turn(std::uint64_t turn, Transport& net)
+{
+    while (!is_turn(turn)) {
+        // The turn before may have been abandoned after its holder-to-be gave up: a waiter
+        // skips it (end_turn does not look, to stay one store).
+        if (std::atomic_ref<std::size_t>(abandoned_count_).load(std::memory_order_acquire) != 0) {
+            const std::lock_guard<std::mutex> hold(abandoned_lock_);
+            skip_abandoned();
+            if (is_turn(turn)) break;
+        }
+        net.progress(); // earlier calls run meanwhile (Open MPI's progress)
+    }
 }
 
 void ShmComm::abandon_turn(std::uint64_t turn)
@@ -504,7 +518,7 @@ SegmentTurn::SegmentTurn(Transport& net) : shm_(segment_for_turn(net))
 {
     const std::uint64_t* given = net.segment_turn();
     const std::uint64_t turn = given != nullptr ? *given : shm_.take_turn();
-    while (!shm_.is_turn(turn)) net.progress(); // earlier calls run meanwhile (Open MPI's progress)
+    shm_.wait_for_turn(turn, net);
     shm_.set_progress(&progress_through, &net, net.cooperative());
 }
 

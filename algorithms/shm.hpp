@@ -115,8 +115,10 @@ public:
         return std::atomic_ref<const std::uint64_t>(serving_).load(std::memory_order_acquire) == turn;
     }
     void end_turn();
+    // Waits until `turn` comes, calling net.progress() meanwhile.
+    void wait_for_turn(std::uint64_t turn, Transport& net);
     // A turn taken for a call that will never run (its operation could not be made): it
-    // ends as soon as serving reaches it, so the calls after it are not held up.
+    // ends at once if it has come, else when the next turn's call waits for it.
     void abandon_turn(std::uint64_t turn);
 
     // Publishes that this rank finished one more phase (a release store of its counter).

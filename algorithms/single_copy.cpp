@@ -30,8 +30,9 @@ Scratch no_scratch()
     return Scratch(nullptr, [](std::byte*) {});
 }
 
-// The communicator's segment, which must have single copy on (the registry's needs; only a
-// direct call from a test can get here without).
+// The segment of the call's turn (every cma entry holds one: the segment's syncs serve one
+// call at a time, ShmComm::take_turn), which must have single copy on (the registry's needs;
+// only a direct call from a test can get here without).
 ShmComm& single_copy_comm(const SegmentTurn& turn)
 {
     if (!turn.comm().single_copy())
@@ -125,7 +126,7 @@ void exchange_addresses(ShmComm& shm, const void* input, const void* output)
 
 void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = args.op.elem_size;
@@ -155,7 +156,7 @@ void cma_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 
 void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const bool root = me == args.root;
@@ -182,7 +183,7 @@ void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 
 void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     const int me = shm.rank();
     const std::size_t es = args.op.elem_size;
@@ -201,7 +202,7 @@ void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs&
 
 void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const BlockOffsets blocks(args.bytes);
@@ -219,7 +220,7 @@ void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 
 void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     if (shm.rank() == args.root) {
         shm.mailbox(shm.rank()).addr[0] = args.buf;
@@ -236,7 +237,7 @@ void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
 
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
 {
-    const SegmentTurn turn(net); // the segment's syncs: one call at a time (ShmComm::take_turn)
+    const SegmentTurn turn(net);
     ShmComm& shm = single_copy_comm(turn);
     const int P = shm.size(), me = shm.rank();
     const std::size_t b = args.block_bytes, total = b * std::size_t(P);

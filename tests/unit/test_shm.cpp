@@ -269,6 +269,16 @@ TEST_CASE("shm: when one rank cannot map the segment, every rank refuses, and ke
 
 TEST_CASE("shm turns: calls run in the order their turns were taken; abandoned turns are skipped", "[shm][turns]")
 {
+    // A transport that only counts progress() calls (a waiting call's).
+    struct Counting final : Transport {
+        int progressed = 0;
+        int rank() const override { return 0; }
+        int size() const override { return 1; }
+        void post_send(int, const void*, std::size_t) override {}
+        void post_recv(int, void*, std::size_t) override {}
+        void wait_all() override {}
+        void progress() override { ++progressed; }
+    } net;
     std::vector<std::uint64_t> memory(ShmComm::segment_bytes(1) / sizeof(std::uint64_t) + 1, 0);
     ShmComm shm(reinterpret_cast<std::byte*>(memory.data()), 0, 1);
     const std::uint64_t a = shm.take_turn(), b = shm.take_turn(), c = shm.take_turn(), d = shm.take_turn();
@@ -278,8 +288,11 @@ TEST_CASE("shm turns: calls run in the order their turns were taken; abandoned t
     shm.abandon_turn(c); // not yet its turn: skipped when it comes
     shm.end_turn();      // a ends: b's turn
     CHECK(shm.is_turn(b));
-    shm.end_turn(); // b ends: c was abandoned, so d's turn
+    shm.end_turn(); // b ends: c comes, abandoned
+    CHECK(shm.is_turn(c));
+    shm.wait_for_turn(d, net); // d's call skips c at once
     CHECK(shm.is_turn(d));
+    CHECK(net.progressed == 0);
     shm.abandon_turn(d); // abandoned on its turn: over at once
     CHECK(shm.is_turn(shm.take_turn()));
 }
