@@ -158,9 +158,16 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
 /* ---- run ---- */
 
 /* The chooser for non-blocking and persistent calls (coll_loom_request.c): the shared segment
- * if a blocking call has made it (an operation never makes one: its set-up would end at
- * different times on different ranks, and the next calls must decide alike), taken in turns
- * (loom_shm_take_turn), and no single copy. */
+ * once it is made, taken in turns (loom_shm_take_turn), and no single copy. A non-blocking
+ * call never makes the segment: MPI_Iallreduce & co. are local (they return whether or not
+ * the other ranks called), the set-up is not, and it would end at different times on
+ * different ranks, while the next calls must decide alike. A persistent request's init is
+ * nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0: "initialization calls for MPI persistent collective
+ * operations are nonlocal and follow all the existing rules for collective operations";
+ * loom applies the same to Open MPI 4.1's MPIX_*_init), so an init that wants the segment makes
+ * it at once, inside the init every rank reaches in the same order, as a blocking call does -
+ * at once rather than at the coll_loom_shm_min_calls-th, since a persistent request is made to
+ * be started many times. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule)
 {
@@ -169,9 +176,20 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
         *why = "out of memory for loom's rule tables";
         return NULL;
     }
-    call->segment = LOOM_SEGMENT_READY == module->segment ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+    const char *forced = mca_coll_loom_component.forced[call->coll];
+    const int may_make = LOOM_FORM_PERSISTENT == call->form && LOOM_SEGMENT_NOT_YET == module->segment;
+    call->segment = may_make                                ? LOOM_SEGMENT_NOT_YET
+                    : LOOM_SEGMENT_READY == module->segment ? LOOM_SEGMENT_READY
+                                                            : LOOM_SEGMENT_NONE;
     call->single_copy = LOOM_SINGLE_COPY_OFF;
-    return loom_choose(call, ompi_comm_size(comm), mca_coll_loom_component.forced[call->coll], rules, why, rule);
+    const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+    if (!call->wants_segment) return algorithm;
+    module->segment = make_segment(call->coll, comm, module);
+    call->segment = module->segment;
+    call->single_copy = LOOM_SINGLE_COPY_OFF;
+    call->wants_segment = 0;
+    call->segment_bytes = call->buffer_bytes = 0;
+    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
 
 int loom_to_ompi_error(int rc)

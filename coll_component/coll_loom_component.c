@@ -122,7 +122,8 @@ static int loom_register(void)
         "algorithms) at the Nth call loom's rules would serve with it; the calls before are "
         "served without it. Setting one up costs about as much as a hundred small calls save, "
         "and most communicators are used a few times. 0 or 1: at the first such call. A "
-        "forced shm algorithm gets the segment at once",
+        "forced shm algorithm, and a persistent request's init (MPI_Allreduce_init & co.), get "
+        "the segment at once; a non-blocking call (MPI_Iallreduce & co.) never makes it",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_min_calls);
 

@@ -20,10 +20,10 @@
  * segment have ended - an operation yields meanwhile, a blocking call progresses Open MPI,
  * which runs the operations. Every rank takes its turns in the same order (MPI's rule for
  * collectives on a communicator), so the segment's phases agree, and every waiting call
- * progresses every operation, so completing them in any order cannot deadlock. An operation
- * never makes the segment (the set-up would end at different times on different ranks, and the
- * next calls must decide alike): it uses it once a blocking call has. No single copy for
- * operations. Each operation has its own tag from the communicator's non-blocking tag
+ * progresses every operation, so completing them in any order cannot deadlock. A
+ * non-blocking call never makes the segment (the set-up would end at different times on
+ * different ranks, and the next calls must decide alike); a persistent request's init, which
+ * MPI makes nonlocal, may (loom_choose_unshared). No single copy for operations. Each operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
  * to start collectives on a communicator in the same order, so every rank draws the same tag

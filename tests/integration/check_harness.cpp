@@ -45,14 +45,17 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     auto& c = counters_of(form_name(collective).c_str());
     // A forced algorithm that cannot serve the communicator hands the call on (its result is
     // still checked): one that needs one node across nodes, equal nodes on unequal ones, a
-    // shared segment where loom may set up none, single copy where a rank refuses it. Non-
-    // blocking and persistent calls never have a segment (coll_loom_request.c).
+    // shared segment where loom may set up none, single copy where a rank refuses it. A
+    // non-blocking call never makes the segment, and no blocking call here wants one, so these
+    // never have it; a persistent request's init makes it for a forced shm (coll_loom_call.c).
+    // Single copy serves blocking calls only (coll_loom_request.c).
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
-    const bool segments = s.segments && form == Form::blocking;
+    const bool segments = s.segments && form != Form::nonblocking;
+    const bool single_copy = s.single_copy && s.segments && form == Form::blocking;
     const bool cannot_serve =
         forced != nullptr &&
         ((forced->needs.same_node && s.nodes > 1) || (forced->needs.equal_nodes && !s.equal_nodes) ||
-         (forced->needs.segment && !segments) || (forced->needs.single_copy && (!s.single_copy || !segments)));
+         (forced->needs.segment && !segments) || (forced->needs.single_copy && !single_copy));
     if (expect == Expect::served && cannot_serve) expect = Expect::declined;
     if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();

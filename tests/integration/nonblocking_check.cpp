@@ -15,7 +15,11 @@
 //   * with --shm: shm forced for every collective (MPI_T), each communicator's segment made
 //     by a blocking barrier first, so that every operation above runs on the shared segment
 //     in turns (ShmComm::take_turn), interleaved with blocking shm calls on the same segment
-//     and completed in a different order on each rank; loom must serve every iallreduce.
+//     and completed in a different order on each rank; loom must serve every iallreduce and
+//     every start of a persistent allreduce;
+//   * with --shm --segment-by-init: the same, but each communicator's segment is made by a
+//     persistent allreduce's init (MPI_Allreduce_init is nonlocal: loom makes the segment in
+//     it, coll_loom_call.c), with no blocking call before.
 // Every result is checked against a reference computed here, and loom's MPI_T counters must
 // show that loom served the calls (coll_loom_i<collective>_served, ..._init_served).
 //
@@ -39,9 +43,11 @@
 namespace {
 
 int rank = 0, size = 1;
-bool shm = false; // --shm
+bool shm = false;             // --shm
+bool segment_by_init = false; // --segment-by-init
 std::atomic<long> failures{0};
-std::atomic<unsigned long long> iallreduce_calls{0}; // with a count above 0 (loom hands count 0 on)
+std::atomic<unsigned long long> iallreduce_calls{0};  // with a count above 0 (loom hands count 0 on)
+std::atomic<unsigned long long> persistent_starts{0}; // of persistent allreduces
 
 void fail(const std::string& what)
 {
@@ -257,15 +263,17 @@ void freed_while_running(MPI_Comm comm, loom::tools::LoomCounters& iallreduce)
 
 void persistent(MPI_Comm comm, int starts)
 {
+    int me = 0; // the rank in comm, which may differ from the world's (the bcast's root)
+    MPI_Comm_rank(comm, &me);
     const int n = 1000;
     std::vector<int> send(n), recv(n), bcast_buf(n);
     MPI_Request r[2];
     PERSISTENT(Allreduce)(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r[0]);
     PERSISTENT(Bcast)(bcast_buf.data(), n, MPI_INT, size - 1, comm, MPI_INFO_NULL, &r[1]);
     for (int s = 0; s < starts; ++s) {
-        for (int i = 0; i < n; ++i) send[std::size_t(i)] = value(rank, i, s);
-        if (rank == size - 1)
-            for (int i = 0; i < n; ++i) bcast_buf[std::size_t(i)] = value(rank, i, s + 1);
+        for (int i = 0; i < n; ++i) send[std::size_t(i)] = value(me, i, s);
+        if (me == size - 1)
+            for (int i = 0; i < n; ++i) bcast_buf[std::size_t(i)] = value(me, i, s + 1);
         std::fill(recv.begin(), recv.end(), -1);
         if (s % 2) {
             MPI_Startall(2, r);
@@ -274,6 +282,7 @@ void persistent(MPI_Comm comm, int starts)
             MPI_Start(&r[1]);
         }
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        ++persistent_starts;
         for (int i = 0; i < n; ++i) {
             int want = 0;
             for (int q = 0; q < size; ++q) want += value(q, i, s);
@@ -302,11 +311,14 @@ void force_shm()
         }
 }
 
-// With --shm: the communicator's segment, made by a blocking barrier (an operation never
-// makes one).
+// With --shm: the communicator's segment, made by a blocking barrier (a non-blocking call
+// never makes one), or with --segment-by-init by the init of a persistent allreduce.
 void made_segment(MPI_Comm comm)
 {
-    if (shm) MPI_Barrier(comm);
+    if (shm && segment_by_init)
+        persistent(comm, 2);
+    else if (shm)
+        MPI_Barrier(comm);
 }
 
 void threads(int count, int rounds)
@@ -335,6 +347,7 @@ int main(int argc, char** argv)
     int thread_count = 0, rounds = 3;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--shm") == 0) shm = true;
+        if (std::strcmp(argv[i], "--segment-by-init") == 0) segment_by_init = true;
         if (i + 1 == argc) break;
         if (std::strcmp(argv[i], "--threads") == 0) thread_count = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
@@ -389,6 +402,10 @@ int main(int argc, char** argv)
     if (shm && size > 1 && served[0] < iallreduce_calls)
         fail("loom served " + std::to_string(served[0]) + " of " + std::to_string(iallreduce_calls.load()) +
              " iallreduce calls with shm forced and the segment made");
+    if (shm && size > 1 && served[2] < persistent_starts)
+        fail("loom served " + std::to_string(served[2]) + " of " + std::to_string(persistent_starts.load()) +
+             " starts of persistent allreduces with shm forced" +
+             (segment_by_init ? " (the first init makes the segment)" : " and the segment made"));
 
     long mine = failures, all = 0;
     MPI_Reduce(&mine, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -396,7 +413,8 @@ int main(int argc, char** argv)
         std::printf("nonblocking_check np=%d%s%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
                     "starts on rank 0; %ld failures\n",
                     size, thread_count > 0 ? (" with " + std::to_string(thread_count) + " threads").c_str() : "",
-                    shm ? ", shm forced" : "", served[0], served[1], served[2], all);
+                    shm ? (segment_by_init ? ", shm forced, segments made by inits" : ", shm forced") : "", served[0],
+                    served[1], served[2], all);
     MPI_Finalize();
     return all == 0 ? 0 : 1;
 }
