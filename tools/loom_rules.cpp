@@ -284,11 +284,10 @@ ExplainCall parse_call(const Args& a)
     ExplainCall e;
     CallFacts& call = e.facts;
     std::tie(call.collective, call.form) = collective_named(a.positional[0]);
-    // Non-blocking and persistent calls never have a shared segment (coll_loom_request.c).
-    if (call.form != Form::blocking) {
-        call.segment = SegmentState::none;
-        call.single_copy = false;
-    }
+    // Non-blocking and persistent calls use the shared segment once it is made, never single
+    // copy (coll_loom_request.c); a non-blocking call never makes the segment, a persistent
+    // request's init may (coll_loom_call.c, loom_choose_unshared).
+    if (call.form != Form::blocking) call.single_copy = false;
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
     call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks
     if (const std::string* b = a.get("--bytes"))
@@ -310,8 +309,8 @@ ExplainCall parse_call(const Args& a)
             throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
     }
     if (const std::string* g = a.get("--segment")) {
-        if (call.form != Form::blocking && *g != "none")
-            throw UsageError("--segment: a non-blocking or persistent call never has a segment");
+        if (call.form == Form::nonblocking && *g == "not-yet")
+            throw UsageError("--segment: a non-blocking call never makes the segment: ready or none");
         if (*g == "ready")
             call.segment = SegmentState::ready;
         else if (*g == "not-yet")
@@ -323,6 +322,8 @@ ExplainCall parse_call(const Args& a)
     }
     if (const std::string* sc = a.get("--single-copy")) {
         if (*sc != "on" && *sc != "off") throw UsageError("--single-copy must be on or off, found '" + *sc + "'");
+        if (call.form != Form::blocking && *sc == "on")
+            throw UsageError("--single-copy: non-blocking and persistent calls never use single copy");
         call.single_copy = *sc == "on";
     }
     call.keep_from_open_mpi = a.flags.count("--small-int-sum") != 0;
@@ -357,7 +358,8 @@ int cmd_explain(const std::vector<std::string>& in)
     call.forced = e.forced;
 
     const std::string coll(to_string(call.collective));
-    std::string facts = coll + " on " + std::to_string(call.ranks) + " ranks, " + std::to_string(call.bytes) +
+    std::string facts = form_name(call.collective, call.form == Form::blocking ? std::optional<Form>{} : call.form) +
+                        " on " + std::to_string(call.ranks) + " ranks, " + std::to_string(call.bytes) +
                         " bytes (loom's message size for " + coll + ": " + size_meaning(call.collective) + ")";
     if (reduces(call.collective)) facts += call.commutative ? ", commutative op" : ", non-commutative op";
     if (call.keep_from_open_mpi) facts += ", a SUM of 8- or 16-bit integers";
@@ -413,8 +415,11 @@ int cmd_explain(const std::vector<std::string>& in)
                         join(std::vector<std::string>(other_forms.begin(), other_forms.end()), ", ").c_str());
     }
     if (d.wants_segment)
-        std::printf("note: with a shared segment an algorithm that needs one would serve; the job sets one up once "
-                    "coll_loom_shm_min_calls calls want it (a forced one at once)\n");
+        std::printf("%s", call.form == Form::persistent
+                              ? "note: with a shared segment an algorithm that needs one would serve; the "
+                                "request's init sets one up at once (--segment ready: what it then chooses)\n"
+                              : "note: with a shared segment an algorithm that needs one would serve; the job sets "
+                                "one up once coll_loom_shm_min_calls calls want it (a forced one at once)\n");
     if (d.algorithm == nullptr) {
         if (d.rule != nullptr)
             std::printf("decision: hand on (%s): %s\n", d.source, d.why);
