@@ -162,12 +162,12 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
  * call never makes the segment: MPI_Iallreduce & co. are local (they return whether or not
  * the other ranks called), the set-up is not, and it would end at different times on
  * different ranks, while the next calls must decide alike. A persistent request's init is
- * nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0: "initialization calls for MPI persistent collective
- * operations are nonlocal and follow all the existing rules for collective operations";
- * loom applies the same to Open MPI 4.1's MPIX_*_init), so an init that wants the segment makes
- * it at once, inside the init every rank reaches in the same order, as a blocking call does -
- * at once rather than at the coll_loom_shm_min_calls-th, since a persistent request is made to
- * be started many times. */
+ * nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0: "initialization calls for MPI persistent
+ * collective operations are nonlocal and follow all the existing rules for collective
+ * operations"; loom applies the same to Open MPI 4.1's MPIX_*_init), so an init that wants the
+ * segment makes it at once, inside the init every rank reaches in the same order, as a
+ * blocking call does - at once rather than at the coll_loom_shm_min_calls-th, since a
+ * persistent request is made to be started many times. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule)
 {

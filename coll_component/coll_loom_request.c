@@ -23,7 +23,8 @@
  * progresses every operation, so completing them in any order cannot deadlock. A
  * non-blocking call never makes the segment (the set-up would end at different times on
  * different ranks, and the next calls must decide alike); a persistent request's init, which
- * MPI makes nonlocal, may (loom_choose_unshared). No single copy for operations. Each operation has its own tag from the communicator's non-blocking tag
+ * MPI makes nonlocal, may (loom_choose_unshared). No single copy for operations. Each
+ * operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
  * to start collectives on a communicator in the same order, so every rank draws the same tag
