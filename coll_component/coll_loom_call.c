@@ -97,9 +97,10 @@ void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_commun
 
 /* ---- choose ---- */
 
-/* Sets up comm's shared segment, inside the call of `coll` every rank has reached. */
-static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+/* Sets up comm's shared segment, inside `call`, which every rank has reached. */
+static int make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
+    const loom_coll_t coll = call->coll;
     int ready = 0, rc = OMPI_SUCCESS;
     const char *outcome = "refused (larger than coll_loom_shm_max_mib)";
     if (module->segment_allowed) {
@@ -115,15 +116,32 @@ static int make_segment(loom_coll_t coll, struct ompi_communicator_t *comm, mca_
         0 != (ready & LOOM_SHM_SINGLE_COPY) && OMPI_SUCCESS == rc ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
     if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
         opal_output(mca_coll_loom_component.output,
-                    "coll:loom: shared-memory segment for %s %s after %d calls that wanted it%s; "
+                    "coll:loom: shared-memory segment for %s %s %s %d calls that wanted it%s; "
                     "algorithms without one serve instead",
-                    comm->c_name, outcome, module->segment_wanted,
+                    comm->c_name, outcome,
+                    LOOM_FORM_PERSISTENT == call->form ? "by a persistent request's init, after" : "after",
+                    module->segment_wanted,
                     0 == ready ? ""
                     : LOOM_SINGLE_COPY_ON != module->single_copy
                         ? ", without single copy (refused on this node or coll_loom_single_copy 0)"
                     : 0 != (ready & LOOM_SHM_MAPPED) ? ", with single copy (XPMEM)"
                                                      : ", with single copy (CMA)");
     return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+}
+
+/* Makes comm's segment inside `call` and decides the call again with the segment's new state
+ * (the first answer's rule options do not carry over); single copy only if `single_copy` (a
+ * blocking call: operations never use it). */
+static const char *choose_with_new_segment(loom_call_t *call, struct ompi_communicator_t *comm,
+                                           mca_coll_loom_module_t *module, const char *forced, void *rules,
+                                           int single_copy, const char **why, const char **rule)
+{
+    module->segment = make_segment(call, comm, module);
+    call->segment = module->segment;
+    call->single_copy = single_copy ? module->single_copy : LOOM_SINGLE_COPY_OFF;
+    call->wants_segment = 0;
+    call->segment_bytes = call->buffer_bytes = 0;
+    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
 
 /* The algorithm for `call` (coll_loom_<coll>_algorithm, else the rules), or NULL and *why. */
@@ -145,14 +163,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
      * once for a forced algorithm). Every rank counts the same calls. */
     const int is_forced = NULL != forced && '\0' != forced[0];
     if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
-    module->segment = make_segment(call->coll, comm, module);
-    /* Ask again with the segment's new state; the first answer's rule options do not carry
-     * over. */
-    call->segment = module->segment;
-    call->single_copy = module->single_copy;
-    call->wants_segment = 0;
-    call->segment_bytes = call->buffer_bytes = 0;
-    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+    return choose_with_new_segment(call, comm, module, forced, rules, 1, why, rule);
 }
 
 /* ---- run ---- */
@@ -184,12 +195,7 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
     call->single_copy = LOOM_SINGLE_COPY_OFF;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
-    module->segment = make_segment(call->coll, comm, module);
-    call->segment = module->segment;
-    call->single_copy = LOOM_SINGLE_COPY_OFF;
-    call->wants_segment = 0;
-    call->segment_bytes = call->buffer_bytes = 0;
-    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+    return choose_with_new_segment(call, comm, module, forced, rules, 0, why, rule);
 }
 
 int loom_to_ompi_error(int rc)
