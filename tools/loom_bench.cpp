@@ -59,7 +59,7 @@
 // --form nonblocking times the non-blocking calls instead (MPI_Iallreduce then MPI_Wait at
 // once), with loom's coll_loom_i<collective>_* counters, and without single copy (cma), which
 // operations never use; on one node it first makes the shared segment with one blocking
-// barrier (shm forced), since an operation never makes it (coll_loom_request.c). --overlap
+// barrier (shm forced), since a non-blocking call never makes it (coll_loom_call.c). --overlap
 // (implies it) also times each contender OSU-style (osu_iallreduce): start, a computation as long as the contender's
 // pure time (a busy loop that makes no MPI call), wait; it adds columns "NAME+compute" (CSV
 // rows with that contender name) and an "overlap %" block: 100 (1 - (T - t) / t), at least
@@ -666,8 +666,9 @@ int main(int argc, char** argv)
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
         bench::Buffers buffers(max_bytes);
         bench::set_nonblocking(o.nonblocking);
-        // An operation uses the shared segment only once a blocking call has made it: one
-        // barrier with shm forced makes it (on one node; elsewhere shm is handed on).
+        // A non-blocking call uses the shared segment only once a blocking call (or a
+        // persistent init) has made it: one barrier with shm forced makes it, for both forms
+        // alike (on one node; elsewhere shm is handed on).
         if (loom_loaded && o.nonblocking && nodes == 1 && size > 1) {
             if (!loom::tools::set_loom_control("coll_loom_barrier_algorithm", "shm"))
                 throw std::runtime_error("cannot set coll_loom_barrier_algorithm through MPI_T");
