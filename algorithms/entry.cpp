@@ -40,15 +40,22 @@ extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy
     int ready = 0;
     const int rc = guarded([&] {
         CallbackTransport net(*transport);
-        const SingleCopy allow = single_copy == 1   ? SingleCopy::any
-                                 : single_copy == 2 ? SingleCopy::cma_only
-                                                    : SingleCopy::off;
-        if (!shm_setup(net, allow)) return;
-        const ShmComm& shm = *shm_comm(net);
-        ready = LOOM_SHM_SEGMENT | (shm.single_copy() ? LOOM_SHM_SINGLE_COPY : 0) |
-                (shm.peer_map() != nullptr ? LOOM_SHM_MAPPED : 0);
+        if (shm_setup(net, single_copy_from(single_copy))) ready = loom_shm_verdict(*transport->shared_state);
     });
     return rc != LOOM_SUCCESS ? rc : ready;
+}
+
+extern "C" int loom_shm_verdict(void* state)
+{
+    const ShmComm* shm = state != nullptr ? shm_state_comm(state) : nullptr;
+    if (shm == nullptr) return 0;
+    return LOOM_SHM_SEGMENT | (shm->single_copy() ? LOOM_SHM_SINGLE_COPY : 0) |
+           (shm->peer_map() != nullptr ? LOOM_SHM_MAPPED : 0);
+}
+
+extern "C" int loom_shm_begin_setup(void** shared_state, uint64_t* turn)
+{
+    return guarded([&] { *turn = shm_begin_setup(shared_state); });
 }
 
 extern "C" int loom_chosen_uses_segment(const loom_call_t* call)
@@ -56,11 +63,11 @@ extern "C" int loom_chosen_uses_segment(const loom_call_t* call)
     return call->chosen != nullptr && static_cast<const Algorithm*>(call->chosen)->needs.segment ? 1 : 0;
 }
 
-extern "C" uint64_t loom_shm_take_turn(void* const* shared_state) { return shm_state_comm(*shared_state)->take_turn(); }
+extern "C" uint64_t loom_shm_take_turn(void* const* shared_state) { return shm_state_turns(*shared_state).take(); }
 
 extern "C" void loom_shm_abandon_turn(void* const* shared_state, uint64_t turn)
 {
-    shm_state_comm(*shared_state)->abandon_turn(turn);
+    shm_state_turns(*shared_state).abandon(turn);
 }
 
 extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t* out)

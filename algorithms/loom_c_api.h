@@ -182,6 +182,13 @@ typedef struct loom_call {
                              would have been chosen (segment NOT_YET), or was forced */
     int single_copy;        /* LOOM_SINGLE_COPY_*: may the segment's ranks read each other's
                              memory (the cma algorithms)? Probed when the segment is set up */
+    /* Set by loom_choose for a call decided while the segment is PENDING, whose algorithm
+     * needs the segment: the algorithm that serves instead if the set-up failed (the same on
+     * every rank), with its rule's options and leaders; NULL otherwise. */
+    const void *stand_in;
+    const void *stand_in_leaders;
+    size_t stand_in_segment_bytes;
+    size_t stand_in_buffer_bytes;
 } loom_call_t;
 
 /* Memory kinds of loom_call_t.memory. */
@@ -190,8 +197,10 @@ enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
 enum { LOOM_FORM_BLOCKING = 0, LOOM_FORM_NONBLOCKING = 1, LOOM_FORM_PERSISTENT = 2 };
 
 /* States of loom_call_t.segment. READY is 0, so a call that says nothing (tools, tests)
- * describes a communicator whose segment is there. */
-enum { LOOM_SEGMENT_READY = 0, LOOM_SEGMENT_NOT_YET = 1, LOOM_SEGMENT_NONE = 2 };
+ * describes a communicator whose segment is there. PENDING: a non-blocking call started
+ * setting it up (loom_shm_begin_setup), and the calls decided now run after the set-up, on
+ * the segment or, if it could not be had, on the call's stand_in. */
+enum { LOOM_SEGMENT_READY = 0, LOOM_SEGMENT_NOT_YET = 1, LOOM_SEGMENT_NONE = 2, LOOM_SEGMENT_PENDING = 3 };
 /* States of loom_call_t.single_copy; ON is 0, like READY. */
 enum { LOOM_SINGLE_COPY_ON = 0, LOOM_SINGLE_COPY_OFF = 1 };
 
@@ -207,6 +216,18 @@ size_t loom_shm_segment_bytes(int comm_size);
  * rank); or an error code (< 0). */
 enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2, LOOM_SHM_MAPPED = 4 };
 int loom_shm_setup(const loom_transport_t *transport, int single_copy);
+
+/* What the segment in `state` (a transport's *shared_state; NULL: none) offers: 0 if there is
+ * none (it could not be had, or its set-up has not ended), else LOOM_SHM_* bits as above. */
+int loom_shm_verdict(void *state);
+
+/* The segment set up by a non-blocking call (ShmTurns, algorithms/shm_turns.hpp): when the MPI
+ * call is made, loom_shm_begin_setup makes the state in *shared_state (which must be NULL)
+ * and takes the first turn on it, the set-up's (*turn); then loom_resumable_create_setup makes
+ * the operation that sets the segment up, over a transport whose shared_state is the same, and
+ * ends that turn. Calls that take turns meanwhile run once it ended: on the segment, or on
+ * their stand_in. Every rank must begin at the same call. LOOM_SUCCESS or an error code. */
+int loom_shm_begin_setup(void **shared_state, uint64_t *turn);
 
 /* Does the algorithm loom_choose chose for `call` run on the shared segment (shm, cma)? */
 int loom_chosen_uses_segment(const loom_call_t *call);
@@ -253,7 +274,9 @@ void loom_rules_release(void *resolved);
  * or if that first rule is a `fallback` rule (then *why says why, naming the rule). With
  * call->segment not READY the algorithms that need a shared segment cannot serve; if one of
  * them would have been chosen with a segment (or is forced) and the segment is NOT_YET,
- * call->wants_segment is set: the glue decides whether to make one and ask again. Depends
+ * call->wants_segment is set: the glue decides whether to make one and ask again. With the
+ * segment PENDING, such an algorithm is chosen only if one that needs no segment can stand in
+ * for it (call->stand_in; decide.hpp), else the call is decided as without a segment. Depends
  * only on what every rank shares (sizes, counts, op, root, the communicator's hosts), so all
  * ranks decide alike. *rule (if not NULL) receives the rule's "FILE:LINE" ("forced" when
  * forced), also for a fallback rule. The rule's options (segment=, buffer=) are written into
@@ -281,6 +304,10 @@ typedef struct loom_resumable loom_resumable_t;
  * copied (the transport's ctx and the call's buffers must outlive the operation); host
  * memory only. NULL if out of memory. It does not start until loom_resumable_resume. */
 loom_resumable_t *loom_resumable_create(const loom_transport_t *transport, const loom_call_t *call);
+/* An operation that sets up the segment begun by loom_shm_begin_setup (single_copy as for
+ * loom_shm_setup); it ends with LOOM_SUCCESS whether or not the segment could be had
+ * (loom_shm_verdict says). NULL if out of memory. Not restartable. */
+loom_resumable_t *loom_resumable_create_setup(const loom_transport_t *transport, int single_copy);
 /* Runs the operation until it must wait or ends: 1 if it ended (*rc: LOOM_SUCCESS or an
  * error code), 0 if it is still running. */
 int loom_resumable_resume(loom_resumable_t *op, int *rc);
@@ -290,6 +317,8 @@ int loom_resumable_resume(loom_resumable_t *op, int *rc);
 int loom_resumable_restart(loom_resumable_t *op, const loom_transport_t *transport, const loom_call_t *call);
 /* Bytes of scratch memory the operation keeps between runs (blocks above 1 KiB). */
 size_t loom_resumable_kept_bytes(const loom_resumable_t *op);
+/* 1 if op's last run ran the call's stand_in (its segment could not be set up). */
+int loom_resumable_stood_in(const loom_resumable_t *op);
 /* Frees an operation that ended, or never started (and its kept scratch memory). */
 void loom_resumable_free(loom_resumable_t *op);
 /* The virtual memory of one operation's stack (mapped on demand: only touched pages cost). */

@@ -20,14 +20,18 @@
 // (loom_resumable_restart) allocates nothing.
 //
 // Shared-memory algorithms run here too, in their turn on the communicator's segment
-// (ShmComm::take_turn: the glue takes it when the MPI call is made and passes it as the
-// transport's segment_turn); their waits yield (cooperative()). Device buffers are not staged
-// here (the glue runs such calls on host copies).
+// (ShmTurns: the glue takes it when the MPI call is made and passes it as the transport's
+// segment_turn); their waits yield (cooperative()). The segment may itself be set up by an
+// operation (loom_resumable_create_setup) holding the first turn; a call decided before it
+// ended finds at its turn that there is no segment (ShmUnavailable, thrown before the
+// algorithm touched anything, on every rank) and runs its stand-in instead, on the same
+// fiber and tag. Device buffers are not staged here (the glue runs such calls on host copies).
 #include "callback_transport.hpp"
 #include "fiber.hpp"
 #include "guarded.hpp"
 #include "loom_c_api.h"
 #include "registry.hpp"
+#include "shm.hpp"
 #include "topology.hpp"
 
 #include <memory>
@@ -157,6 +161,7 @@ struct loom_resumable {
     loom::KeptMemory mem;
     std::optional<loom::Fiber> fiber;
     int rc = LOOM_SUCCESS;
+    bool stood_in = false; // the last run ran the call's stand-in
 };
 
 using namespace loom;
@@ -173,22 +178,60 @@ struct OperationPool {
 thread_local OperationPool operations;
 constexpr std::size_t kOperationPoolLimit = 256;
 
-// Arms op to run call over transport from the start (a new fiber; the kept memory stays).
-void arm(loom_resumable* op, const loom_transport_t* transport, const loom_call_t* call)
+// The call's algorithm, or its stand-in if the segment it needs could not be set up.
+void run_or_stand_in(const Algorithm& algo, Transport& net, MemoryOps& mem, const loom_call_t& call, bool& stood_in)
 {
-    const auto* algo = static_cast<const Algorithm*>(call->chosen);
-    if (algo == nullptr || transport->test_all == nullptr || call->copier != nullptr)
-        throw std::invalid_argument("not resumable");
+    try {
+        run_call(algo, net, mem, call);
+    } catch (const ShmUnavailable&) {
+        if (call.stand_in == nullptr) throw;
+        loom_call_t instead = call;
+        instead.chosen = call.stand_in;
+        instead.leaders = call.stand_in_leaders;
+        instead.segment_bytes = call.stand_in_segment_bytes;
+        instead.buffer_bytes = call.stand_in_buffer_bytes;
+        stood_in = true;
+        run_call(*static_cast<const Algorithm*>(call.stand_in), net, mem, instead);
+    }
+}
+
+// Arms op to run body over transport from the start (a new fiber; the kept memory stays).
+template <class Body>
+void arm_body(loom_resumable* op, const loom_transport_t* transport, Body body)
+{
+    if (transport->test_all == nullptr) throw std::invalid_argument("not resumable");
     op->transport = *transport;
-    op->call = *call;
     op->rc = LOOM_SUCCESS;
+    op->stood_in = false;
     op->net.reset();
     op->mem.new_run();
-    auto body = [op, algo] { op->rc = guarded([&] { run_call(*algo, op->net, op->mem, op->call); }); };
     // A pooled operation's fiber finished its last run: the same stack runs the next one.
     if (op->fiber && op->fiber->rearm(body)) return;
     op->fiber.reset();
     op->fiber.emplace(body);
+}
+
+// Arms op to run call over transport.
+void arm(loom_resumable* op, const loom_transport_t* transport, const loom_call_t* call)
+{
+    const auto* algo = static_cast<const Algorithm*>(call->chosen);
+    if (algo == nullptr || call->copier != nullptr) throw std::invalid_argument("not resumable");
+    op->call = *call;
+    arm_body(op, transport, [op, algo] {
+        op->rc = guarded([&] { run_or_stand_in(*algo, op->net, op->mem, op->call, op->stood_in); });
+    });
+}
+
+loom_resumable* take_operation()
+{
+    std::unique_ptr<loom_resumable> made;
+    if (!operations.free.empty()) {
+        made.reset(operations.free.back());
+        operations.free.pop_back();
+    } else {
+        made.reset(new loom_resumable); // default-initialised: nothing zeroed
+    }
+    return made.release();
 }
 } // namespace
 
@@ -196,14 +239,22 @@ extern "C" loom_resumable_t* loom_resumable_create(const loom_transport_t* trans
 {
     loom_resumable_t* op = nullptr;
     const int rc = guarded([&] {
-        std::unique_ptr<loom_resumable> made;
-        if (!operations.free.empty()) {
-            made.reset(operations.free.back());
-            operations.free.pop_back();
-        } else {
-            made.reset(new loom_resumable); // default-initialised: nothing zeroed
-        }
+        std::unique_ptr<loom_resumable> made(take_operation());
         arm(made.get(), transport, call);
+        op = made.release();
+    });
+    return rc == LOOM_SUCCESS ? op : nullptr;
+}
+
+extern "C" loom_resumable_t* loom_resumable_create_setup(const loom_transport_t* transport, int single_copy)
+{
+    loom_resumable_t* op = nullptr;
+    const SingleCopy allow = single_copy_from(single_copy);
+    const int rc = guarded([&] {
+        std::unique_ptr<loom_resumable> made(take_operation());
+        made->call = loom_call_t{};
+        loom_resumable* raw = made.get();
+        arm_body(raw, transport, [raw, allow] { raw->rc = guarded([&] { shm_setup_in_turn(raw->net, allow); }); });
         op = made.release();
     });
     return rc == LOOM_SUCCESS ? op : nullptr;
@@ -213,6 +264,8 @@ extern "C" int loom_resumable_restart(loom_resumable_t* op, const loom_transport
 {
     return guarded([&] { arm(op, transport, call); });
 }
+
+extern "C" int loom_resumable_stood_in(const loom_resumable_t* op) { return op->stood_in ? 1 : 0; }
 
 extern "C" std::size_t loom_resumable_kept_bytes(const loom_resumable_t* op) { return op->mem.kept_bytes(); }
 

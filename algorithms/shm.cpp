@@ -158,51 +158,6 @@ void ShmComm::wait_all(std::uint64_t phase)
         if (q != rank_) wait_for(q, phase);
 }
 
-void ShmComm::end_turn()
-{
-    // Only the turn's holder writes serving now (an abandoned turn is never held, so nobody
-    // skips one meanwhile): a plain release store, no locked add, on every call's path.
-    std::atomic_ref<std::uint64_t> serving(serving_);
-    serving.store(serving.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-void ShmComm::wait_for_turn(std::uint64_t turn, Transport& net)
-{
-    while (!is_turn(turn)) {
-        // The turn before may have been abandoned after its holder-to-be gave up: a waiter
-        // skips it (end_turn does not look, to stay one store).
-        if (std::atomic_ref<std::size_t>(abandoned_count_).load(std::memory_order_acquire) != 0) {
-            const std::lock_guard<std::mutex> hold(abandoned_lock_);
-            skip_abandoned();
-            if (is_turn(turn)) break;
-        }
-        net.progress(); // earlier calls run meanwhile (Open MPI's progress)
-    }
-}
-
-void ShmComm::abandon_turn(std::uint64_t turn)
-{
-    const std::lock_guard<std::mutex> hold(abandoned_lock_);
-    abandoned_.push_back(turn);
-    std::atomic_ref<std::size_t>(abandoned_count_).store(abandoned_.size(), std::memory_order_release);
-    skip_abandoned();
-}
-
-void ShmComm::skip_abandoned()
-{
-    std::atomic_ref<std::uint64_t> serving(serving_);
-    for (auto it = abandoned_.begin(); it != abandoned_.end();) {
-        if (*it != serving.load(std::memory_order_acquire)) {
-            ++it;
-            continue;
-        }
-        serving.fetch_add(1, std::memory_order_release);
-        abandoned_.erase(it);
-        it = abandoned_.begin(); // the next one may be abandoned too
-    }
-    std::atomic_ref<std::size_t>(abandoned_count_).store(abandoned_.size(), std::memory_order_release);
-}
-
 int ShmComm::begin_chunk(std::size_t chunk)
 {
     const int region = chunk == small_slot_bytes_ && chunk != slot_bytes_
@@ -389,14 +344,21 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
 namespace {
 
 struct ShmState {
-    std::unique_ptr<ShmComm> comm; // null: shared memory is unavailable on this communicator
+    ShmTurns turns;
+    std::unique_ptr<ShmComm> comm; // null: shared memory is unavailable (or not set up yet)
 };
 
-// Rank `me` of the segment's users; single copy is settled at once (ShmComm::probe_single_copy).
-std::unique_ptr<ShmComm> make_comm(std::unique_ptr<ShmSegment> seg, int me, int P, SingleCopy single_copy)
+void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
+
+// Rank `me` of the segment's users; single copy is settled at once (ShmComm::probe_single_copy),
+// waiting for the other ranks as the call waits (an operation yields).
+std::unique_ptr<ShmComm> make_comm(std::unique_ptr<ShmSegment> seg, int me, int P, SingleCopy single_copy,
+                                   Transport& net)
 {
     auto comm = std::make_unique<ShmComm>(std::move(seg), me, P);
+    comm->set_progress(&progress_through, &net, net.cooperative());
     comm->probe_single_copy(single_copy != SingleCopy::off, single_copy == SingleCopy::any ? xpmem_map() : nullptr);
+    comm->set_progress(nullptr, nullptr); // net is this call's; every later call sets its own
     return comm;
 }
 
@@ -433,7 +395,7 @@ std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
         auto seg = ShmSegment::create(bytes, error);
         if (!seg) return nullptr;
         seg->unlink();
-        return make_comm(std::move(seg), 0, 1, single_copy);
+        return make_comm(std::move(seg), 0, 1, single_copy, net);
     }
     Offer offer = {};
     unsigned char ok = 0;
@@ -472,10 +434,8 @@ std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
         net.wait_all();
     }
     if (!ok) return nullptr; // nobody uses it: no one gives it back, it is simply unmapped
-    return make_comm(std::move(seg), me, P, single_copy);
+    return make_comm(std::move(seg), me, P, single_copy, net);
 }
-
-void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
 
 // The communicator's ShmComm, set up on first use; null if shared memory is unavailable.
 ShmComm* shm_of(Transport& net, SingleCopy single_copy = SingleCopy::off)
@@ -505,21 +465,51 @@ ShmComm* shm_comm(Transport& net)
     return comm;
 }
 
-namespace {
-ShmComm& segment_for_turn(Transport& net)
+std::uint64_t shm_begin_setup(void** slot)
 {
-    ShmComm* shm = shm_of(net);
-    if (shm == nullptr) throw ShmUnavailable("shm: the communicator has no shared-memory segment");
-    return *shm;
+    if (*slot != nullptr) throw std::logic_error("shm_begin_setup: the communicator has a segment state already");
+    auto state = std::make_unique<ShmState>();
+    const std::uint64_t turn = state->turns.take();
+    *slot = state.release();
+    return turn;
+}
+
+void shm_setup_in_turn(Transport& net, SingleCopy single_copy)
+{
+    void** slot = net.shared_state();
+    if (slot == nullptr || *slot == nullptr) throw std::logic_error("shm_setup_in_turn: no shm_begin_setup");
+    auto& state = *static_cast<ShmState*>(*slot);
+    struct EndTurn {
+        ShmTurns& turns;
+        ~EndTurn() { turns.end(); }
+    } end{state.turns};
+    state.comm = establish(net, single_copy);
+}
+
+ShmTurns& shm_state_turns(void* state) { return static_cast<ShmState*>(state)->turns; }
+
+namespace {
+// The communicator's state, its segment set up on first use where the transport keeps state.
+ShmState& state_for_turn(Transport& net)
+{
+    (void)shm_of(net);
+    void** slot = net.shared_state();
+    if (slot == nullptr) throw ShmUnavailable("shm: the communicator has no shared-memory segment");
+    return *static_cast<ShmState*>(*slot);
 }
 } // namespace
 
-SegmentTurn::SegmentTurn(Transport& net) : shm_(segment_for_turn(net))
+SegmentTurn::SegmentTurn(Transport& net) : turns_(state_for_turn(net).turns)
 {
     const std::uint64_t* given = net.segment_turn();
-    const std::uint64_t turn = given != nullptr ? *given : shm_.take_turn();
-    shm_.wait_for_turn(turn, net);
-    shm_.set_progress(&progress_through, &net, net.cooperative());
+    const std::uint64_t turn = given != nullptr ? *given : turns_.take();
+    turns_.wait_for(turn, net);
+    shm_ = static_cast<ShmState*>(*net.shared_state())->comm.get();
+    if (shm_ == nullptr) {
+        turns_.end();
+        throw ShmUnavailable("shm: the communicator has no shared-memory segment");
+    }
+    shm_->set_progress(&progress_through, &net, net.cooperative());
 }
 
 namespace {

@@ -49,13 +49,12 @@
 #include "collectives.hpp"
 #include "peer_map.hpp"
 #include "shm_segment.hpp"
+#include "shm_turns.hpp"
 
 #include <stdexcept>
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <vector>
 #include <memory>
 
 namespace loom {
@@ -100,26 +99,6 @@ public:
     {
         progress_ = fn, progress_ctx_ = ctx, cooperative_ = cooperative;
     }
-
-    // Turns: the calls that use this segment run one at a time, in the order their MPI calls
-    // were made, which is the same on every rank (MPI's rule for collectives on a
-    // communicator), so every rank goes through the same phases. A blocking call takes its
-    // turn when it runs; a non-blocking one when its MPI call is made (it may run later,
-    // interleaved with other calls, completed in any order). A call waits until serving
-    // reaches its turn, progressing MPI (a resumable operation yields), and ends it when done.
-    // Turns are taken by the thread making the communicator's collective calls; end_turn may
-    // run on another (Open MPI's progress engine), hence the atomic.
-    std::uint64_t take_turn() { return turns_++; }
-    bool is_turn(std::uint64_t turn) const
-    {
-        return std::atomic_ref<const std::uint64_t>(serving_).load(std::memory_order_acquire) == turn;
-    }
-    void end_turn();
-    // Waits until `turn` comes, calling net.progress() meanwhile.
-    void wait_for_turn(std::uint64_t turn, Transport& net);
-    // A turn taken for a call that will never run (its operation could not be made): it
-    // ends at once if it has come, else when the next turn's call waits for it.
-    void abandon_turn(std::uint64_t turn);
 
     // Publishes that this rank finished one more phase (a release store of its counter).
     void publish();
@@ -201,28 +180,25 @@ private:
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
     bool cooperative_ = false;
-    std::uint64_t turns_ = 0;
-    alignas(64) std::uint64_t serving_ = 0;
-    std::mutex abandoned_lock_; // abandoned_ is rare: end_turn reads abandoned_count_ alone
-    std::vector<std::uint64_t> abandoned_;
-    std::size_t abandoned_count_ = 0;
-    void skip_abandoned(); // with abandoned_lock_ held
 };
 
 // One call's hold on the communicator's segment (the shm and cma entries): waits for the
-// call's turn (ShmComm::take_turn; the transport's segment_turn() or a new one), then points
-// the segment's waits at this call's transport; ends the turn when destroyed, also when the
-// call throws. Throws ShmUnavailable, holding no turn, if the communicator has no segment.
+// call's turn (ShmTurns, shm_turns.hpp: the transport's segment_turn() or a new one), then
+// points the segment's waits at this call's transport; ends the turn when destroyed, also when
+// the call throws. Throws ShmUnavailable if the communicator has no segment: at once, holding
+// no turn, where the transport keeps no state; else at the call's turn, which then ends (a
+// set-up that failed, shm_begin_setup, is known only then).
 class SegmentTurn {
 public:
     explicit SegmentTurn(Transport& net);
-    ~SegmentTurn() { shm_.end_turn(); }
+    ~SegmentTurn() { turns_.end(); }
     SegmentTurn(const SegmentTurn&) = delete;
     SegmentTurn& operator=(const SegmentTurn&) = delete;
-    ShmComm& comm() const { return shm_; }
+    ShmComm& comm() const { return *shm_; }
 
 private:
-    ShmComm& shm_;
+    ShmTurns& turns_;
+    ShmComm* shm_ = nullptr;
 };
 
 // The collectives on a ShmComm: every rank calls with the same arguments (MPI's rules).
@@ -262,8 +238,11 @@ ShmComm* shm_comm(Transport& net);
 
 // Frees what the shm family kept in a transport's shared_state() (null: nothing).
 void shm_release(void* state);
-// The ShmComm kept in a transport's shared_state(); the segment must have been made.
+// The ShmComm kept in a transport's shared_state(); null if the communicator has no segment
+// (it could not be had, or a set-up below has not ended).
 ShmComm* shm_state_comm(void* state);
+// The communicator's turns, kept there too (ShmTurns).
+ShmTurns& shm_state_turns(void* state);
 
 // Makes the communicator's segment now (kept in net.shared_state()), if it has none yet:
 // every rank of the communicator calls it at the same point. True if shared memory is usable
@@ -272,6 +251,23 @@ ShmComm* shm_state_comm(void* state);
 // off, any mechanism (XPMEM where usable, else CMA), or CMA only; a segment set up on first
 // use (the entry points above, shm_comm) has it off.
 enum class SingleCopy { off = 0, any = 1, cma_only = 2 };
+// The C interface's single_copy (0, 1, 2: coll_loom_single_copy) as a SingleCopy.
+inline SingleCopy single_copy_from(int single_copy)
+{
+    return single_copy == 1 ? SingleCopy::any : single_copy == 2 ? SingleCopy::cma_only : SingleCopy::off;
+}
 bool shm_setup(Transport& net, SingleCopy single_copy = SingleCopy::off);
+
+// The segment set up inside an operation (a non-blocking call's: it may run after the call
+// returned, and ends at different times on different ranks), in two steps:
+//   shm_begin_setup    when the MPI call is made: makes the state in *slot, which must be
+//                      empty, and takes the first turn, the set-up's (returned);
+//   shm_setup_in_turn  in the operation, over a transport whose shared_state() is that slot:
+//                      sets the segment up as shm_setup does, then ends the set-up's turn, also
+//                      if it throws.
+// Calls that take turns meanwhile find at their turn the segment, or ShmUnavailable on every
+// rank if it could not be had (rank 0's verdict, sent to all).
+std::uint64_t shm_begin_setup(void** slot);
+void shm_setup_in_turn(Transport& net, SingleCopy single_copy);
 
 } // namespace loom

@@ -60,6 +60,11 @@ typedef struct mca_coll_loom_component_t {
      * itself, and calls it handed to the previous component. */
     unsigned long long served[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
     unsigned long long declined[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
+    /* coll_loom_shm_segments_set_up / _unavailable: communicators' segment set-ups that
+     * succeeded / failed (refused by coll_loom_shm_max_mib included); coll_loom_shm_stand_ins:
+     * operations decided while their segment was being set up that ran their stand-in, the
+     * set-up having failed. */
+    unsigned long long segments_set_up, segments_unavailable, stand_ins;
 } mca_coll_loom_component_t;
 
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
@@ -109,10 +114,14 @@ typedef struct mca_coll_loom_module_t {
      * module), and its state (LOOM_SEGMENT_*): NOT_YET until the communicator has made
      * coll_loom_shm_min_calls calls that would use it (segment_wanted counts them; every
      * rank counts the same calls, so all set it up at the same one), or a forced algorithm
-     * needs it; then READY, or NONE if it could not be had. */
+     * needs it; then READY, or NONE if it could not be had. A non-blocking call cannot wait
+     * for the set-up (the call is local): it starts it as an operation of its own and the
+     * state is PENDING (coll_loom_request.c) until a blocking call or a persistent init, which
+     * every rank reaches at the same point, waits for it to end (setup_done). */
     void *shm;
     int segment;
     int segment_wanted;
+    int setup_done; /* PENDING: the set-up operation ended (written by whichever thread ran it) */
     /* May the communicator have a segment at all (coll_loom_shm_max_mib)? Set when the
      * module is enabled; the same on every rank. */
     int segment_allowed;

@@ -97,12 +97,32 @@ void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_commun
 
 /* ---- choose ---- */
 
+void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_module_t *module, int verdict, int refused,
+                       const char *by)
+{
+    loom_count_call(0 != verdict ? &mca_coll_loom_component.segments_set_up
+                                 : &mca_coll_loom_component.segments_unavailable);
+    if (mca_coll_loom_component.verbose < 1 || 0 != ompi_comm_rank(comm)) return;
+    opal_output(mca_coll_loom_component.output,
+                "coll:loom: shared-memory segment for %s %s %safter %d calls that wanted it%s; "
+                "algorithms without one serve instead",
+                comm->c_name,
+                refused        ? "refused (larger than coll_loom_shm_max_mib)"
+                : 0 != verdict ? "set up"
+                               : "unavailable (a rank could not map it)",
+                by, module->segment_wanted,
+                0 == verdict ? ""
+                : 0 == (verdict & LOOM_SHM_SINGLE_COPY)
+                    ? ", without single copy (refused on this node or coll_loom_single_copy 0)"
+                : 0 != (verdict & LOOM_SHM_MAPPED) ? ", with single copy (XPMEM) for blocking calls"
+                                                   : ", with single copy (CMA) for blocking calls");
+}
+
 /* Sets up comm's shared segment, inside `call`, which every rank has reached. */
 static int make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     const loom_coll_t coll = call->coll;
     int ready = 0, rc = OMPI_SUCCESS;
-    const char *outcome = "refused (larger than coll_loom_shm_max_mib)";
     if (module->segment_allowed) {
         loom_pml_transport_t transport;
         loom_pml_transport_init(&transport, comm, module, tags[coll]);
@@ -110,22 +130,12 @@ static int make_segment(const loom_call_t *call, struct ompi_communicator_t *com
         ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy);
         rc = loom_pml_transport_fini(&transport);
         if (ready < 0) ready = 0;
-        outcome = 0 != ready ? "set up" : "unavailable (a rank could not map it)";
     }
     module->single_copy =
         0 != (ready & LOOM_SHM_SINGLE_COPY) && OMPI_SUCCESS == rc ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
-    if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
-        opal_output(mca_coll_loom_component.output,
-                    "coll:loom: shared-memory segment for %s %s %s %d calls that wanted it%s; "
-                    "algorithms without one serve instead",
-                    comm->c_name, outcome,
-                    LOOM_FORM_PERSISTENT == call->form ? "by a persistent request's init, after" : "after",
-                    module->segment_wanted,
-                    0 == ready ? ""
-                    : LOOM_SINGLE_COPY_ON != module->single_copy
-                        ? ", without single copy (refused on this node or coll_loom_single_copy 0)"
-                    : 0 != (ready & LOOM_SHM_MAPPED) ? ", with single copy (XPMEM)"
-                                                     : ", with single copy (CMA)");
+    if (OMPI_SUCCESS != rc) ready = 0;
+    loom_note_segment(comm, module, ready, !module->segment_allowed,
+                      LOOM_FORM_PERSISTENT == call->form ? "by a persistent request's init, " : "");
     return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
@@ -154,6 +164,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
         return NULL;
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
+    if (LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(comm, module);
     call->segment = module->segment;
     call->single_copy = module->single_copy;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
@@ -168,17 +179,25 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
 
 /* ---- run ---- */
 
-/* The chooser for non-blocking and persistent calls (coll_loom_request.c): the shared segment
- * once it is made, taken in turns (loom_shm_take_turn), and no single copy. A non-blocking
- * call never makes the segment: MPI_Iallreduce & co. are local (they return whether or not
- * the other ranks called), the set-up is not, and it would end at different times on
- * different ranks, while the next calls must decide alike. A persistent request's init is
- * nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0: "initialization calls for MPI persistent
- * collective operations are nonlocal and follow all the existing rules for collective
- * operations"; loom applies the same to Open MPI 4.1's MPIX_*_init), so an init that wants the
- * segment makes it at once, inside the init every rank reaches in the same order, as a
- * blocking call does - at once rather than at the coll_loom_shm_min_calls-th, since a
- * persistent request is made to be started many times. */
+/* The chooser for non-blocking and persistent calls (coll_loom_request.c): the shared segment,
+ * taken in turns (loom_shm_take_turn), and no single copy.
+ *
+ * A persistent request's init is nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0:
+ * "initialization calls for MPI persistent collective operations are nonlocal and follow all
+ * the existing rules for collective operations"; loom applies the same to Open MPI 4.1's
+ * MPIX_*_init), so an init that wants the segment makes it at once, as a blocking call does -
+ * at once rather than at the coll_loom_shm_min_calls-th, since a persistent request is made to
+ * be started many times - and one that finds it PENDING waits for its set-up.
+ *
+ * A non-blocking call is local (MPI_Iallreduce returns whether or not the other ranks called),
+ * so it cannot wait for the set-up, which would also end at different times on different
+ * ranks while every rank must decide the next calls alike. The coll_loom_shm_min_calls-th call
+ * that wants the segment (counted with the blocking ones; a forced algorithm's at once) starts
+ * the set-up as an operation of its own, holding the segment's first turn; from then on the
+ * segment is PENDING and non-blocking calls are decided as if it were there, each with a
+ * stand-in that needs none for the case it could not be had (loom_choose; decide.hpp). Every
+ * rank decides the same, whatever its set-up's progress; a blocking call or persistent init
+ * ends the PENDING state where every rank reaches it. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule)
 {
@@ -188,14 +207,23 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
         return NULL;
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
-    const int may_make = LOOM_FORM_PERSISTENT == call->form && LOOM_SEGMENT_NOT_YET == module->segment;
-    call->segment = may_make                                ? LOOM_SEGMENT_NOT_YET
-                    : LOOM_SEGMENT_READY == module->segment ? LOOM_SEGMENT_READY
-                                                            : LOOM_SEGMENT_NONE;
+    const int persistent = LOOM_FORM_PERSISTENT == call->form;
+    if (persistent && LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(comm, module);
+    call->segment = module->segment;
     call->single_copy = LOOM_SINGLE_COPY_OFF;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
-    return choose_with_new_segment(call, comm, module, forced, rules, 0, why, rule);
+    if (persistent) return choose_with_new_segment(call, comm, module, forced, rules, 0, why, rule);
+    const int is_forced = NULL != forced && '\0' != forced[0];
+    if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
+    if (OMPI_SUCCESS != mca_coll_loom_begin_segment(comm, module)) {
+        *why = "out of memory for setting up the shared-memory segment";
+        return NULL;
+    }
+    call->segment = module->segment;
+    call->wants_segment = 0;
+    call->segment_bytes = call->buffer_bytes = 0;
+    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
 
 int loom_to_ompi_error(int rc)

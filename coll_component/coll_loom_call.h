@@ -155,10 +155,23 @@ static inline void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct
     loom_count_call(&mca_coll_loom_component.declined[kind][coll]);
     if (mca_coll_loom_component.verbose >= 2) loom_report_declined(kind, coll, comm, why);
 }
-/* The chooser for calls that may overlap others on the communicator: told there is no shared
- * segment and no single copy. NULL and *why if loom hands the call on. */
+/* The chooser for calls that may overlap others on the communicator (non-blocking and
+ * persistent): no single copy; a non-blocking call may start setting the segment up
+ * (mca_coll_loom_begin_segment). NULL and *why if loom hands the call on. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                                  const char **why, const char **rule);
+/* The verbose line (rank 0, coll_loom_verbose >= 1) saying how comm's segment set-up ended:
+ * `verdict` as loom_shm_setup returns it (0: unavailable), `refused` if the segment was too
+ * large to be set up at all; `by` says what set it up ("by a persistent request's init, "; "" for a blocking call). */
+void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_module_t *module, int verdict, int refused,
+                       const char *by);
+/* Starts setting comm's segment up inside a non-blocking call, as an operation of its own that
+ * takes the segment's first turn (coll_loom_request.c): the state becomes PENDING (or NONE at
+ * once if the segment may not be had). OMPI_SUCCESS, or an error if out of memory. */
+int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+/* A PENDING segment's set-up, waited for (progressing Open MPI) where every rank waits at the
+ * same point - a blocking call, a persistent init - and its outcome made the state. */
+void mca_coll_loom_settle_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 /* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
  * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
  * change them between calls). */
@@ -166,6 +179,9 @@ static inline void loom_apply_tuning(loom_call_t *call)
 {
     if (0 == call->segment_bytes) call->segment_bytes = mca_coll_loom_component.segment_size;
     if (0 == call->buffer_bytes) call->buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    if (NULL == call->stand_in) return;
+    if (0 == call->stand_in_segment_bytes) call->stand_in_segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == call->stand_in_buffer_bytes) call->stand_in_buffer_bytes = mca_coll_loom_component.pat_buffer_size;
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 int loom_to_ompi_error(int rc);

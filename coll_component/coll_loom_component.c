@@ -123,7 +123,8 @@ static int loom_register(void)
         "served without it. Setting one up costs about as much as a hundred small calls save, "
         "and most communicators are used a few times. 0 or 1: at the first such call. A "
         "forced shm algorithm, and a persistent request's init (MPI_Allreduce_init & co.), get "
-        "the segment at once; a non-blocking call (MPI_Iallreduce & co.) never makes it",
+        "the segment at once; a non-blocking call (MPI_Iallreduce & co.) counts as the others, "
+        "and starts the set-up in the background, without waiting for it",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_min_calls);
 
@@ -213,6 +214,16 @@ static int loom_register(void)
             register_counter(form, "declined", declined_help[k], &mca_coll_loom_component.declined[k][i]);
         }
     }
+    register_counter("shm_segments", "set_up", "Communicators whose shared-memory segment loom set up",
+                     &mca_coll_loom_component.segments_set_up);
+    register_counter("shm_segments", "unavailable",
+                     "Communicators whose shared-memory segment could not be had (or was refused: "
+                     "coll_loom_shm_max_mib)",
+                     &mca_coll_loom_component.segments_unavailable);
+    register_counter("shm", "stand_ins",
+                     "Non-blocking calls decided while their communicator's segment was being set up that "
+                     "ran their stand-in algorithm, the set-up having failed",
+                     &mca_coll_loom_component.stand_ins);
     return OMPI_SUCCESS;
 }
 

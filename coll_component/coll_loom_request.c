@@ -21,9 +21,10 @@
  * which runs the operations. Every rank takes its turns in the same order (MPI's rule for
  * collectives on a communicator), so the segment's phases agree, and every waiting call
  * progresses every operation, so completing them in any order cannot deadlock. A
- * non-blocking call never makes the segment (the set-up would end at different times on
- * different ranks, and the next calls must decide alike); a persistent request's init, which
- * MPI makes nonlocal, may (loom_choose_unshared). No single copy for operations. Each
+ * non-blocking call cannot wait for the segment's set-up, which ends at different times on
+ * different ranks: it starts the set-up as an operation of its own holding the segment's first
+ * turn (mca_coll_loom_begin_segment, below); a persistent request's init, which MPI makes
+ * nonlocal, makes it at once (loom_choose_unshared). No single copy for operations. Each
  * operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
@@ -77,6 +78,7 @@ typedef struct loom_request_t {
     loom_mpi_call_t inner_call; /* handed on, on host copies: the call made to the next component */
     ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
     int inner_running;          /* inner is started and not yet seen complete */
+    int setup;                  /* the operation sets up the segment (mca_coll_loom_begin_segment) */
     int has_turn;               /* runs on the shared segment, in the turn below */
     uint64_t segment_turn;      /* taken at the MPI call (MPI_I..., MPI_Start): loom_shm_take_turn */
 } loom_request_t;
@@ -107,11 +109,32 @@ static void release(loom_request_t *r)
     opal_free_list_return(&request_pool, &r->super.super.super);
 }
 
+/* The segment's set-up ended: its outcome for the glue to read (mca_coll_loom_settle_segment),
+ * and for the verbose output; nobody waits for its request. */
+static void finish_setup(loom_request_t *r, int rc)
+{
+    /* An error here is the PML's, which Open MPI reports; the state says what the calls after
+     * it find (a set-up that threw ended with no segment). */
+    (void)rc;
+    (void)loom_pml_transport_fini(&r->transport);
+    loom_resumable_free(r->op);
+    r->op = NULL;
+    loom_note_segment(r->comm, r->module, loom_shm_verdict(r->module->shm), 0,
+                      "by a non-blocking call's set-up operation, ");
+    __atomic_store_n(&r->module->setup_done, 1, __ATOMIC_RELEASE);
+    release(r);
+}
+
 /* The operation ended with rc (a loom code): views out, counters, the request completed. */
 static void finish(loom_request_t *r, int rc)
 {
+    if (r->setup) {
+        finish_setup(r, rc);
+        return;
+    }
     rc = loom_to_ompi_error(rc);
     if (NULL != r->op) {
+        if (loom_resumable_stood_in(r->op)) loom_count_call(&mca_coll_loom_component.stand_ins);
         const int fini_rc = loom_pml_transport_fini(&r->transport);
         if (OMPI_SUCCESS == rc) rc = fini_rc;
         if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
@@ -141,7 +164,10 @@ static int run_first(loom_request_t *r, int *rc)
         r->transport.ops.shared_state = &r->module->shm;
         r->transport.ops.segment_turn = &r->segment_turn;
     }
-    if (NULL != r->kept && LOOM_SUCCESS == loom_resumable_restart(r->kept, &r->transport.ops, &r->call.core)) {
+    if (r->setup) {
+        r->transport.ops.shared_state = &r->module->shm;
+        r->op = loom_resumable_create_setup(&r->transport.ops, mca_coll_loom_component.single_copy);
+    } else if (NULL != r->kept && LOOM_SUCCESS == loom_resumable_restart(r->kept, &r->transport.ops, &r->call.core)) {
         r->op = r->kept;
         r->kept = NULL;
     } else {
@@ -296,7 +322,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     loom_ompi_nbc_request_clear(&r->super);
     r->next = NULL;
     r->op = NULL;
-    r->queued = r->freed = r->host_copies = r->inner_running = r->has_turn = 0;
+    r->queued = r->freed = r->host_copies = r->inner_running = r->has_turn = r->setup = 0;
     r->inner = NULL;
     r->kept = NULL;
     r->algorithm = r->rule = NULL;
@@ -475,7 +501,8 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
     if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
     r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs */
     if (NULL == r->algorithm && !device) {
-        loom_remember_handed_on(mpi, module, why);
+        /* Not a call that counts towards the segment: repeats would skip the count. */
+        if (!r->call.core.wants_segment) loom_remember_handed_on(mpi, module, why);
         release(r);
         loom_note_declined(mpi->kind, mpi->coll, comm, why);
         return mca_coll_loom_hand_on(mpi, comm, module);
@@ -495,4 +522,44 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
     }
     if (!device) loom_remember_served(mpi, module, &r->call, r->algorithm, r->rule);
     return start_served(r, comm, persistent);
+}
+
+/* ---- the segment, set up by a non-blocking call ---- */
+
+int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    if (!module->segment_allowed) {
+        module->segment = LOOM_SEGMENT_NONE;
+        loom_note_segment(comm, module, 0, 1, "by a non-blocking call, ");
+        return OMPI_SUCCESS;
+    }
+    loom_request_t *r = request_alloc(comm, 0);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    r->module = module;
+    r->setup = 1;
+    r->freed = 1; /* no caller holds it: released when it ends */
+    memset(&r->call, 0, sizeof(r->call));
+    r->call.counts = r->call.inline_counts;
+    r->call.dense = 1;
+    r->algorithm = "(the segment's set-up)";
+    uint64_t turn;
+    if (LOOM_SUCCESS != loom_shm_begin_setup(&module->shm, &turn)) {
+        release(r);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* Its tag, turn and place in the queue come before those of the call that started it, on
+     * every rank. */
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    module->setup_done = 0;
+    module->segment = LOOM_SEGMENT_PENDING;
+    return launch(r);
+}
+
+void mca_coll_loom_settle_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    (void)comm;
+    while (!__atomic_load_n(&module->setup_done, __ATOMIC_ACQUIRE)) opal_progress();
+    const int verdict = loom_shm_verdict(module->shm);
+    module->segment = 0 != (verdict & LOOM_SHM_SEGMENT) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+    module->single_copy = 0 != (verdict & LOOM_SHM_SINGLE_COPY) ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
 }

@@ -64,6 +64,9 @@ struct Memo {
     const char* source = "";
     const char* why = "";
     bool wants_segment = false;
+    const Algorithm* stand_in = nullptr; // segment pending: see decide.hpp
+    const Algorithm* stand_in_leaders = nullptr;
+    std::uint64_t stand_in_segment_bytes = 0, stand_in_buffer_bytes = 0;
 };
 
 // One communicator's handle: a shared reference to the process's tables for its shape, and
@@ -124,6 +127,7 @@ rules::SegmentState segment_state(int segment)
 {
     return segment == LOOM_SEGMENT_READY     ? rules::SegmentState::ready
            : segment == LOOM_SEGMENT_NOT_YET ? rules::SegmentState::not_yet
+           : segment == LOOM_SEGMENT_PENDING ? rules::SegmentState::pending
                                              : rules::SegmentState::none;
 }
 
@@ -175,9 +179,24 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 facts.forced_algorithm = key.forced_algorithm;
             }
             const rules::Decision d = rules::decide(facts, tables);
-            memo = Memo{true,           key,      d.algorithm, d.leaders,      d.segment_bytes,
-                        d.buffer_bytes, d.source, d.why,       d.wants_segment};
+            memo = Memo{true,
+                        key,
+                        d.algorithm,
+                        d.leaders,
+                        d.segment_bytes,
+                        d.buffer_bytes,
+                        d.source,
+                        d.why,
+                        d.wants_segment,
+                        d.stand_in,
+                        d.stand_in_leaders,
+                        d.stand_in_segment_bytes,
+                        d.stand_in_buffer_bytes};
         }
+        call->stand_in = memo.stand_in;
+        call->stand_in_leaders = memo.stand_in_leaders;
+        call->stand_in_segment_bytes = memo.stand_in_segment_bytes;
+        call->stand_in_buffer_bytes = memo.stand_in_buffer_bytes;
         call->wants_segment = memo.wants_segment ? 1 : 0;
         if (rule_source != nullptr && memo.source[0] != '\0') *rule_source = memo.source;
         if (memo.algorithm == nullptr) {

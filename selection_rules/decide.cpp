@@ -166,8 +166,34 @@ std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes
     return text.empty() ? "none" : text;
 }
 
+namespace {
+Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace)
+{
+    CallFacts ready = call;
+    ready.segment = SegmentState::ready;
+    Decision d = decide(ready, tables, trace);
+    if (d.algorithm == nullptr || !d.algorithm->needs.segment) return d;
+    CallFacts without = call;
+    without.segment = SegmentState::none;
+    without.keep_from_open_mpi = true;
+    const Decision stand_in = decide(without, tables);
+    if (stand_in.algorithm != nullptr) {
+        d.stand_in = stand_in.algorithm;
+        d.stand_in_leaders = stand_in.leaders;
+        d.stand_in_segment_bytes = stand_in.segment_bytes;
+        d.stand_in_buffer_bytes = stand_in.buffer_bytes;
+        d.stand_in_source = stand_in.source;
+        return d;
+    }
+    without.keep_from_open_mpi = call.keep_from_open_mpi;
+    if (trace) trace->clear();
+    return decide(without, tables, trace);
+}
+} // namespace
+
 Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace)
 {
+    if (call.segment == SegmentState::pending) return decide_pending(call, tables, trace);
     Decision d;
     d.why = "no rule chooses an algorithm that can serve this call";
     if (!call.forced.empty()) {

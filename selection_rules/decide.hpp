@@ -17,6 +17,12 @@
 //      made, wants_segment says so: the glue may make it and ask again.
 //   4. A hierarchical algorithm gets its leaders' flat algorithm here: the rule's leaders=,
 //      else the rule table's choice for one rank per node, else the registry's default.
+//   5. With the segment pending (a non-blocking call started setting it up: the calls decided
+//      now run after the set-up, which may fail), the call is decided as with the segment
+//      ready; if that chooses an algorithm that needs the segment, the decision without a
+//      segment that never hands on (keep_from_open_mpi) stands in for it (Decision::stand_in:
+//      a handed-on call cannot come back to loom once the set-up's outcome is known); if
+//      there is none, the call is decided as without a segment.
 #pragma once
 
 #include "selection.hpp"
@@ -27,7 +33,7 @@
 
 namespace loom::rules {
 
-enum class SegmentState { ready, not_yet, none };
+enum class SegmentState { ready, not_yet, none, pending };
 
 // A call as the chooser sees it.
 struct CallFacts {
@@ -68,6 +74,13 @@ struct Decision {
     // node: FILE:LINE", or "default".
     std::string_view leaders_source;
     bool wants_segment = false;
+    // Segment pending (5.): what serves instead if the set-up fails, with its rule's options
+    // and leaders; nullptr otherwise.
+    const Algorithm* stand_in = nullptr;
+    const Algorithm* stand_in_leaders = nullptr;
+    std::uint64_t stand_in_segment_bytes = 0;
+    std::uint64_t stand_in_buffer_bytes = 0;
+    const char* stand_in_source = "";
 };
 
 // The options `algorithm` runs with, as verbose output and explain print them: the ones it

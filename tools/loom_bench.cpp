@@ -59,7 +59,8 @@
 // --form nonblocking times the non-blocking calls instead (MPI_Iallreduce then MPI_Wait at
 // once), with loom's coll_loom_i<collective>_* counters, and without single copy (cma), which
 // operations never use; on one node it first makes the shared segment with one blocking
-// barrier (shm forced), since a non-blocking call never makes it (coll_loom_call.c). --overlap
+// barrier (shm forced), so that the set-up a non-blocking call would start is not timed
+// (coll_loom_call.c). --overlap
 // (implies it) also times each contender OSU-style (osu_iallreduce): start, a computation as long as the contender's
 // pure time (a busy loop that makes no MPI call), wait; it adds columns "NAME+compute" (CSV
 // rows with that contender name) and an "overlap %" block: 100 (1 - (T - t) / t), at least

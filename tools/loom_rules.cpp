@@ -3,7 +3,7 @@
 //   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
 //   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
 //              [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]
-//              [--segment ready|not-yet|none] [--single-copy on|off] [--small-int-sum]
+//              [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]
 //              [--element-bytes E] [--segment-size B] [--pat-buffer-size B]
 //                                          every rule considered and why, and the decision
 //                                          of loom's one chooser (decide.hpp), as a job makes it
@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "usage: loom-rules check FILE\n"
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
     "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]\n"
-    "                  [--segment ready|not-yet|none] [--single-copy on|off] [--small-int-sum]\n"
+    "                  [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]\n"
     "                  [--element-bytes E] [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
@@ -284,9 +284,10 @@ ExplainCall parse_call(const Args& a)
     ExplainCall e;
     CallFacts& call = e.facts;
     std::tie(call.collective, call.form) = collective_named(a.positional[0]);
-    // Non-blocking and persistent calls use the shared segment once it is made, never single
-    // copy (coll_loom_request.c); a non-blocking call never makes the segment, a persistent
-    // request's init may (coll_loom_call.c, loom_choose_unshared).
+    // Non-blocking and persistent calls use the shared segment, never single copy
+    // (coll_loom_request.c); a persistent request's init makes the segment, a non-blocking
+    // call starts its set-up and the calls decided meanwhile see it pending (coll_loom_call.c,
+    // loom_choose_unshared).
     if (call.form != Form::blocking) call.single_copy = false;
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
     call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks
@@ -309,16 +310,19 @@ ExplainCall parse_call(const Args& a)
             throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
     }
     if (const std::string* g = a.get("--segment")) {
-        if (call.form == Form::nonblocking && *g == "not-yet")
-            throw UsageError("--segment: a non-blocking call never makes the segment: ready or none");
+        if (call.form != Form::nonblocking && *g == "pending")
+            throw UsageError("--segment pending: only a non-blocking call is decided while its segment is being set "
+                             "up (a blocking call or a persistent init waits for the set-up)");
         if (*g == "ready")
             call.segment = SegmentState::ready;
         else if (*g == "not-yet")
             call.segment = SegmentState::not_yet;
         else if (*g == "none")
             call.segment = SegmentState::none;
+        else if (*g == "pending")
+            call.segment = SegmentState::pending;
         else
-            throw UsageError("--segment must be ready, not-yet or none, found '" + *g + "'");
+            throw UsageError("--segment must be ready, not-yet, pending or none, found '" + *g + "'");
     }
     if (const std::string* sc = a.get("--single-copy")) {
         if (*sc != "on" && *sc != "off") throw UsageError("--single-copy must be on or off, found '" + *sc + "'");
@@ -369,6 +373,7 @@ int cmd_explain(const std::vector<std::string>& in)
     facts += ", Open MPI " + std::to_string(call.ompi_major);
     facts += call.segment == SegmentState::ready     ? ", shared segment ready"
              : call.segment == SegmentState::not_yet ? ", no shared segment yet"
+             : call.segment == SegmentState::pending ? ", shared segment being set up"
                                                      : ", no shared segment";
     if (call.segment == SegmentState::ready) facts += call.single_copy ? " with single copy" : " without single copy";
     std::printf("%s\n", facts.c_str());
@@ -418,6 +423,10 @@ int cmd_explain(const std::vector<std::string>& in)
         std::printf("%s", call.form == Form::persistent
                               ? "note: with a shared segment an algorithm that needs one would serve; the "
                                 "request's init sets one up at once (--segment ready: what it then chooses)\n"
+                          : call.form == Form::nonblocking
+                              ? "note: with a shared segment an algorithm that needs one would serve; the job starts "
+                                "setting one up at the coll_loom_shm_min_calls-th call that wants it (a forced one at "
+                                "once), and decides the calls meanwhile as --segment pending shows\n"
                               : "note: with a shared segment an algorithm that needs one would serve; the job sets "
                                 "one up once coll_loom_shm_min_calls calls want it (a forced one at once)\n");
     if (d.algorithm == nullptr) {
@@ -433,6 +442,10 @@ int cmd_explain(const std::vector<std::string>& in)
                     .c_str());
     std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(d.algorithm->summary).c_str(),
                 std::string(d.algorithm->cost).c_str());
+    if (d.stand_in != nullptr)
+        std::printf("  if the segment's set-up fails: %s serves instead, chosen by %s (the rules without a segment, "
+                    "passing over fallback rules: the call cannot be handed on after it was made)\n",
+                    std::string(d.stand_in->name).c_str(), d.stand_in_source);
     if (d.leaders != nullptr)
         std::printf("  leaders: %s, from %s\n", std::string(d.leaders->name).c_str(),
                     d.leaders_source == "leaders=" ? "the rule's leaders= option"

@@ -45,12 +45,12 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     auto& c = counters_of(form_name(collective).c_str());
     // A forced algorithm that cannot serve the communicator hands the call on (its result is
     // still checked): one that needs one node across nodes, equal nodes on unequal ones, a
-    // shared segment where loom may set up none, single copy where a rank refuses it. A
-    // non-blocking call never makes the segment, and no blocking call here wants one, so these
-    // never have it; a persistent request's init makes it for a forced shm (coll_loom_call.c).
-    // Single copy serves blocking calls only (coll_loom_request.c).
+    // shared segment where loom may set up none, single copy where a rank refuses it. A forced
+    // shm makes the segment in every form: a blocking call and a persistent request's init at
+    // once, a non-blocking call by starting its set-up, which the call itself then waits for
+    // (coll_loom_call.c). Single copy serves blocking calls only (coll_loom_request.c).
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
-    const bool segments = s.segments && form != Form::nonblocking;
+    const bool segments = s.segments;
     const bool single_copy = s.single_copy && s.segments && form == Form::blocking;
     const bool cannot_serve =
         forced != nullptr &&

@@ -19,7 +19,12 @@
 //     every start of a persistent allreduce;
 //   * with --shm --segment-by-init: the same, but each communicator's segment is made by a
 //     persistent allreduce's init (MPI_Allreduce_init is nonlocal: loom makes the segment in
-//     it, coll_loom_call.c), with no blocking call before.
+//     it, coll_loom_call.c), with no blocking call before;
+//   * with --shm --segment-by-nonblocking: the same, but nothing makes the segment before the
+//     first non-blocking call on each communicator, which starts setting it up as an
+//     operation of its own (coll_loom_request.c); the calls made meanwhile must run on it once
+//     it is there (coll_loom_shm_segments_set_up counts the set-ups, and no call may run its
+//     stand-in: coll_loom_shm_stand_ins).
 // Every result is checked against a reference computed here, and loom's MPI_T counters must
 // show that loom served the calls (coll_loom_i<collective>_served, ..._init_served).
 //
@@ -45,6 +50,7 @@ namespace {
 int rank = 0, size = 1;
 bool shm = false;             // --shm
 bool segment_by_init = false; // --segment-by-init
+bool segment_by_nb = false;   // --segment-by-nonblocking
 std::atomic<long> failures{0};
 std::atomic<unsigned long long> iallreduce_calls{0};  // with a count above 0 (loom hands count 0 on)
 std::atomic<unsigned long long> persistent_starts{0}; // of persistent allreduces
@@ -315,6 +321,7 @@ void force_shm()
 // never makes one), or with --segment-by-init by the init of a persistent allreduce.
 void made_segment(MPI_Comm comm)
 {
+    if (segment_by_nb) return;
     if (shm && segment_by_init)
         persistent(comm, 2);
     else if (shm)
@@ -348,6 +355,7 @@ int main(int argc, char** argv)
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--shm") == 0) shm = true;
         if (std::strcmp(argv[i], "--segment-by-init") == 0) segment_by_init = true;
+        if (std::strcmp(argv[i], "--segment-by-nonblocking") == 0) segment_by_nb = true;
         if (i + 1 == argc) break;
         if (std::strcmp(argv[i], "--threads") == 0) thread_count = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
@@ -370,6 +378,11 @@ int main(int argc, char** argv)
         }
     unsigned long long before[3];
     for (int i = 0; i < 3; ++i) before[i] = counters[i].served();
+    loom::tools::LoomCounter segments_set_up, stand_ins_run;
+    if (!segments_set_up.open("coll_loom_shm_segments_set_up") || !stand_ins_run.open("coll_loom_shm_stand_ins")) {
+        std::fprintf(stderr, "nonblocking_check: loom's shm counters are missing\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     if (shm) force_shm();
 
     if (thread_count > 0) {
@@ -407,14 +420,26 @@ int main(int argc, char** argv)
              " starts of persistent allreduces with shm forced" +
              (segment_by_init ? " (the first init makes the segment)" : " and the segment made"));
 
+    // With --segment-by-nonblocking each communicator's segment was set up by an operation
+    // (two communicators; a thread's own one each with --threads), and every call decided
+    // meanwhile ran on it.
+    const unsigned long long segments = segments_set_up.value(), stand_ins = stand_ins_run.value();
+    const unsigned long long comms = thread_count > 0 ? unsigned(thread_count) : 2;
+    if (shm && size > 1 && segments < comms)
+        fail(std::to_string(segments) + " shared segments set up for " + std::to_string(comms) + " communicators");
+    if (stand_ins != 0) fail(std::to_string(stand_ins) + " calls ran their stand-in: a segment's set-up failed");
+
     long mine = failures, all = 0;
     MPI_Reduce(&mine, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         std::printf("nonblocking_check np=%d%s%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
                     "starts on rank 0; %ld failures\n",
                     size, thread_count > 0 ? (" with " + std::to_string(thread_count) + " threads").c_str() : "",
-                    shm ? (segment_by_init ? ", shm forced, segments made by inits" : ", shm forced") : "", served[0],
-                    served[1], served[2], all);
+                    shm ? (segment_by_init ? ", shm forced, segments made by inits"
+                           : segment_by_nb ? ", shm forced, segments made by non-blocking calls"
+                                           : ", shm forced")
+                        : "",
+                    served[0], served[1], served[2], all);
     MPI_Finalize();
     return all == 0 ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 // run directly (run_call on the blocking in-process transport).
 #include "fiber.hpp"
 #include "registry.hpp"
+#include "shm.hpp"
 #include "test_support.hpp"
 
 #include "loom_catch.hpp"
@@ -455,4 +456,116 @@ TEST_CASE("resumable: what an operation's stack costs in resident memory", "[res
     std::printf("resumable: fiber stacks after every collective's algorithms: %zu, the most resident %zu KiB of %zu "
                 "KiB\n",
                 stacks, kib, Fiber::kDefaultStack / 1024);
+}
+
+namespace {
+
+// P ranks on one thread, each with its communicator's shared state: an operation sets the
+// segment up (loom_shm_begin_setup + loom_resumable_create_setup) while K allreduces decided
+// meanwhile - shm, with recursive doubling standing in - wait in the turns after it. With
+// `fail`, the set-up never runs: its turn just ends with no segment (as when a rank could not
+// map it), and every call must run its stand-in. Returns each rank's results and stand-ins.
+struct PendingRun {
+    std::vector<std::vector<Bytes>> results;
+    int stand_ins = 0;
+    bool stuck = false, failed = false;
+};
+
+PendingRun run_pending(int P, int K, bool fail)
+{
+    const Algorithm& shm = *find_algorithm(Collective::allreduce, "shm");
+    const Algorithm& stand_in = *find_algorithm(Collective::allreduce, "recursive_doubling");
+    Fabric fabric;
+    std::vector<void*> states(std::size_t(P), nullptr);
+    std::vector<std::uint64_t> turns(std::size_t(P * (K + 1)));
+    std::vector<RankCall> calls;
+    std::vector<End> ends;
+    calls.reserve(std::size_t(P * K));
+    ends.reserve(std::size_t(P * (K + 1)));
+    std::vector<loom_resumable_t*> ops; // per rank: the set-up, then the K calls
+    for (int r = 0; r < P; ++r) {
+        std::uint64_t* turn = &turns[std::size_t(r * (K + 1))];
+        REQUIRE(loom_shm_begin_setup(&states[std::size_t(r)], turn) == LOOM_SUCCESS);
+        CHECK(*turn == 0);
+        ends.push_back(End{&fabric, r, P, 1000, {}});
+        const loom_transport_t setup{
+            &ends.back(), r,       P,       end_isend,    end_irecv, must_not_block, &states[std::size_t(r)],
+            nullptr,      nullptr, nullptr, end_test_all, nullptr};
+        if (fail) {
+            shm_state_turns(states[std::size_t(r)]).end(); // the set-up's turn, over without a segment
+            ops.push_back(nullptr);
+        } else {
+            ops.push_back(loom_resumable_create_setup(&setup, 0));
+            REQUIRE(ops.back() != nullptr);
+        }
+        for (int k = 0; k < K; ++k) {
+            calls.push_back(prepare(Collective::allreduce, r, P, k));
+            point_at_buffers(calls.back(), shm);
+            calls.back().call.stand_in = &stand_in;
+            turn[k + 1] = loom_shm_take_turn(&states[std::size_t(r)]);
+            ends.push_back(End{&fabric, r, P, k, {}});
+            const loom_transport_t t{
+                &ends.back(), r,       P,       end_isend,    end_irecv,   must_not_block, &states[std::size_t(r)],
+                nullptr,      nullptr, nullptr, end_test_all, &turn[k + 1]};
+            ops.push_back(loom_resumable_create(&t, &calls.back().call));
+            REQUIRE(ops.back() != nullptr);
+        }
+    }
+    PendingRun run;
+    std::size_t running = 0;
+    for (loom_resumable_t* op : ops) running += op != nullptr ? 1 : 0;
+    for (std::size_t sweep = 0; running > 0; ++sweep) {
+        if (sweep > 100000) {
+            run.stuck = true;
+            break;
+        }
+        // Later calls first, odd ranks backwards: a call must wait for the turns before it.
+        for (int r = 0; r < P; ++r)
+            for (int j = 0; j <= K; ++j) {
+                const int k = r % 2 == 0 ? K - j : j;
+                loom_resumable_t*& op = ops[std::size_t(r * (K + 1) + k)];
+                if (op == nullptr) continue;
+                int rc = 0;
+                if (loom_resumable_resume(op, &rc) == 0) continue;
+                if (rc != LOOM_SUCCESS) run.failed = true;
+                if (k > 0) run.stand_ins += loom_resumable_stood_in(op);
+                loom_resumable_free(op);
+                op = nullptr;
+                --running;
+            }
+    }
+    for (loom_resumable_t* op : ops)
+        if (op != nullptr) loom_resumable_free(op);
+    run.results.assign(std::size_t(P), std::vector<Bytes>(std::size_t(K)));
+    for (int r = 0; r < P; ++r)
+        for (int k = 0; k < K; ++k) run.results[std::size_t(r)][std::size_t(k)] = result(calls[std::size_t(r * K + k)]);
+    for (int r = 0; r < P; ++r) {
+        CHECK((loom_shm_verdict(states[std::size_t(r)]) != 0) == !fail);
+        loom_shm_release(states[std::size_t(r)]);
+    }
+    return run;
+}
+
+} // namespace
+
+TEST_CASE("resumable: a segment set up by an operation serves the calls decided meanwhile, else their stand-ins",
+          "[resumable][shm]")
+{
+    const int K = 4;
+    for (bool fail : {false, true})
+        for (int P : {1, 2, 3, 4, 5, 8}) {
+            INFO("P " << P << (fail ? ", the set-up fails" : ", the set-up succeeds"));
+            const auto direct =
+                run_directly(Collective::allreduce, *find_algorithm(Collective::allreduce, "ring"), P, K);
+            const PendingRun run = run_pending(P, K, fail);
+            REQUIRE_FALSE(run.stuck);
+            REQUIRE_FALSE(run.failed);
+            CHECK(run.stand_ins == (fail ? P * K : 0));
+            for (int r = 0; r < P; ++r)
+                for (int k = 0; k < K; ++k) {
+                    INFO("rank " << r << ", call " << k);
+                    CHECK(first_difference(run.results[std::size_t(r)][std::size_t(k)],
+                                           direct[std::size_t(r)][std::size_t(k)]) == "");
+                }
+        }
 }

@@ -776,8 +776,7 @@ namespace {
 // loom_choose on an allreduce of `count` 8-byte elements (commutative) on 3 ranks, with the
 // communicator's segment and single-copy state and the buffers' memory kind: the algorithm's
 // name or "(declined)", and whether it wants the segment.
-std::pair<std::string, int> choose_allreduce(void* resolved, std::size_t count, int segment, int single_copy,
-                                             int memory, const char* forced, const char** why)
+loom_call_t allreduce_call(std::size_t count, int segment, int single_copy, int memory = LOOM_MEMORY_HOST)
 {
     loom_call_t lc{};
     lc.coll = LOOM_COLL_ALLREDUCE;
@@ -786,6 +785,13 @@ std::pair<std::string, int> choose_allreduce(void* resolved, std::size_t count, 
     lc.segment = segment;
     lc.single_copy = single_copy;
     lc.memory = memory;
+    return lc;
+}
+
+std::pair<std::string, int> choose_allreduce(void* resolved, std::size_t count, int segment, int single_copy,
+                                             int memory, const char* forced, const char** why)
+{
+    loom_call_t lc = allreduce_call(count, segment, single_copy, memory);
     const char* rule = nullptr;
     const char* chosen = loom_choose(&lc, 3, forced, resolved, why, &rule);
     return {std::string(chosen != nullptr ? chosen : "(declined)"), lc.wants_segment};
@@ -822,6 +828,75 @@ TEST_CASE("loom_choose: algorithms that need a shared segment wait for one, and 
     CHECK(choose_with(LOOM_SEGMENT_NONE, "ring") == std::pair{std::string("ring"), 0});
     loom_rules_release(resolved);
     load_user_rules("");
+}
+
+TEST_CASE("loom_choose: with the segment pending, shm serves with a stand-in that never hands on", "[rules]")
+{
+    // 0-1K: shm, else recursive_doubling; 1K-4K: shm, else hand on, else ring;
+    // 4K-64K: shm, else hand on (and nothing else in the user table: the built-in one follows).
+    const TempFile f("loom-rules 1\n"
+                     "allreduce * 0-1K shm\n"
+                     "allreduce * 0-1K recursive_doubling\n"
+                     "allreduce * 1K-4095 shm\n"
+                     "allreduce * 1K-4095 fallback\n"
+                     "allreduce * 1K-4095 ring segment=2K\n"
+                     "allreduce * 4K-64K fallback\n");
+    for (const Diagnostic& d : load_user_rules(f.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    const char* hosts[] = {"a", "a", "a"};
+    void* resolved = loom_rules_resolve(3, hosts);
+    REQUIRE(resolved != nullptr);
+    auto pending = [&](std::size_t count, const char* forced = "") {
+        loom_call_t lc = allreduce_call(count, LOOM_SEGMENT_PENDING, LOOM_SINGLE_COPY_OFF);
+        lc.form = LOOM_FORM_NONBLOCKING;
+        const char* why = nullptr;
+        const char* chosen = loom_choose(&lc, 3, forced, resolved, &why, nullptr);
+        const auto* stand_in = static_cast<const Algorithm*>(lc.stand_in);
+        return std::tuple{std::string(chosen != nullptr ? chosen : "(declined)"),
+                          std::string(stand_in != nullptr ? stand_in->name : "-"), lc.stand_in_segment_bytes,
+                          lc.wants_segment};
+    };
+    // As with the segment there, and the decision without one stands in.
+    CHECK(pending(1) == std::tuple{std::string("shm"), std::string("recursive_doubling"), std::size_t(0), 0});
+    // Without a segment this size is handed on: a call cannot be handed on once made, so the
+    // next rule that names an algorithm stands in, with its options.
+    CHECK(pending(256) == std::tuple{std::string("shm"), std::string("ring"), std::size_t(2048), 0});
+    // Forced shm: the same; the rules pick the stand-in.
+    CHECK(pending(1, "shm") == std::tuple{std::string("shm"), std::string("recursive_doubling"), std::size_t(0), 0});
+    // An algorithm that needs no segment needs no stand-in.
+    CHECK(pending(1, "ring") == std::tuple{std::string("ring"), std::string("-"), std::size_t(0), 0});
+    // The same rules over a segment that is there or not: no stand-in.
+    loom_call_t lc = allreduce_call(1, LOOM_SEGMENT_READY, LOOM_SINGLE_COPY_OFF);
+    REQUIRE(loom_choose(&lc, 3, "", resolved, nullptr, nullptr) == std::string("shm"));
+    CHECK(lc.stand_in == nullptr);
+    loom_rules_release(resolved);
+    load_user_rules("");
+}
+
+TEST_CASE("decide: with the segment pending and no algorithm to stand in, the call is decided as without one",
+          "[rules]")
+{
+    // Only shm and a fallback rule, and nothing else in any table for this collective.
+    Resolved tables;
+    Rule shm_rule, hand_on;
+    shm_rule.collective = hand_on.collective = Collective::barrier;
+    shm_rule.algorithm = "shm";
+    shm_rule.source = "t:1";
+    hand_on.source = "t:2";
+    tables.candidates[std::size_t(Collective::barrier)] = {{&shm_rule, find_algorithm(Collective::barrier, "shm")},
+                                                           {&hand_on, nullptr}};
+    CallFacts f;
+    f.collective = Collective::barrier;
+    f.ranks = 3;
+    f.nodes = 1;
+    f.ranks_per_node = 3;
+    f.form = Form::nonblocking;
+    f.segment = SegmentState::pending;
+    const Decision d = decide(f, tables);
+    CHECK(d.algorithm == nullptr); // handed on, as with no segment
+    CHECK(d.stand_in == nullptr);
+    CHECK(std::string(d.source) == "t:2");
+    f.segment = SegmentState::ready;
+    CHECK(decide(f, tables).algorithm == find_algorithm(Collective::barrier, "shm"));
 }
 
 TEST_CASE("loom_choose: cma needs the segment and single copy on, and host memory", "[rules]")

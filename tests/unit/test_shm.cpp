@@ -279,20 +279,19 @@ TEST_CASE("shm turns: calls run in the order their turns were taken; abandoned t
         void wait_all() override {}
         void progress() override { ++progressed; }
     } net;
-    std::vector<std::uint64_t> memory(ShmComm::segment_bytes(1) / sizeof(std::uint64_t) + 1, 0);
-    ShmComm shm(reinterpret_cast<std::byte*>(memory.data()), 0, 1);
-    const std::uint64_t a = shm.take_turn(), b = shm.take_turn(), c = shm.take_turn(), d = shm.take_turn();
+    ShmTurns turns;
+    const std::uint64_t a = turns.take(), b = turns.take(), c = turns.take(), d = turns.take();
     CHECK((a == 0 && b == 1 && c == 2 && d == 3));
-    CHECK(shm.is_turn(a));
-    CHECK_FALSE(shm.is_turn(b));
-    shm.abandon_turn(c); // not yet its turn: skipped when it comes
-    shm.end_turn();      // a ends: b's turn
-    CHECK(shm.is_turn(b));
-    shm.end_turn(); // b ends: c comes, abandoned
-    CHECK(shm.is_turn(c));
-    shm.wait_for_turn(d, net); // d's call skips c at once
-    CHECK(shm.is_turn(d));
+    CHECK(turns.is_turn(a));
+    CHECK_FALSE(turns.is_turn(b));
+    turns.abandon(c); // not yet its turn: skipped when it comes
+    turns.end();      // a ends: b's turn
+    CHECK(turns.is_turn(b));
+    turns.end(); // b ends: c comes, abandoned
+    CHECK(turns.is_turn(c));
+    turns.wait_for(d, net); // d's call skips c at once
+    CHECK(turns.is_turn(d));
     CHECK(net.progressed == 0);
-    shm.abandon_turn(d); // abandoned on its turn: over at once
-    CHECK(shm.is_turn(shm.take_turn()));
+    turns.abandon(d); // abandoned on its turn: over at once
+    CHECK(turns.is_turn(turns.take()));
 }

@@ -46,6 +46,30 @@ private:
     MPI_T_pvar_handle served_ = MPI_T_PVAR_HANDLE_NULL, declined_ = MPI_T_PVAR_HANDLE_NULL;
 };
 
+// One of loom's other counters (e.g. "coll_loom_shm_segments_set_up"), counted from open():
+// Open MPI reads a counter relative to its value when the handle was made.
+class LoomCounter {
+public:
+    bool open(const std::string& name)
+    {
+        int provided, index, count;
+        return MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS &&
+               MPI_T_pvar_session_create(&session_) == MPI_SUCCESS &&
+               MPI_T_pvar_get_index(name.c_str(), MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS &&
+               MPI_T_pvar_handle_alloc(session_, index, nullptr, &handle_, &count) == MPI_SUCCESS;
+    }
+    unsigned long long value()
+    {
+        unsigned long long v = 0;
+        MPI_T_pvar_read(session_, handle_, &v);
+        return v;
+    }
+
+private:
+    MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
+    MPI_T_pvar_handle handle_ = MPI_T_PVAR_HANDLE_NULL;
+};
+
 // Opens loom's control variable `name` for the duration of `use(handle, count)` (count: the
 // variable's element count, for strings the longest value it holds). False if MPI_T or the
 // variable is unavailable (loom not loaded) or `use` returns false.
