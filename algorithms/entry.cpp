@@ -53,6 +53,8 @@ extern "C" int loom_shm_verdict(void* state)
            (shm->peer_map() != nullptr ? LOOM_SHM_MAPPED : 0);
 }
 
+extern "C" void loom_shm_refuse(int refuse) { shm_refuse_segments(refuse != 0); }
+
 extern "C" int loom_shm_begin_setup(void** shared_state, uint64_t* turn)
 {
     return guarded([&] { *turn = shm_begin_setup(shared_state); });

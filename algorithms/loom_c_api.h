@@ -229,6 +229,10 @@ int loom_shm_verdict(void *state);
  * their stand_in. Every rank must begin at the same call. LOOM_SUCCESS or an error code. */
 int loom_shm_begin_setup(void **shared_state, uint64_t *turn);
 
+/* Testing (coll_loom_shm_refuse): 1 makes this process refuse every segment, as a rank that
+ * cannot map one does, so that set-ups fail on every rank of its communicators. */
+void loom_shm_refuse(int refuse);
+
 /* Does the algorithm loom_choose chose for `call` run on the shared segment (shm, cma)? */
 int loom_chosen_uses_segment(const loom_call_t *call);
 /* A non-blocking call that will run on the segment in *shared_state (a transport's

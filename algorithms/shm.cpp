@@ -385,13 +385,17 @@ std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
     return seg;
 }
 
+std::atomic<bool> refusing{false}; // shm_refuse_segments
+
 // Every rank returns the same verdict: rank 0 decides from everyone's answer.
 std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
 {
+    const bool refuse = refusing.load(std::memory_order_relaxed);
     const int P = net.size(), me = net.rank();
     const std::size_t bytes = ShmComm::segment_bytes(P);
     std::string error;
     if (P == 1) {
+        if (refuse) return nullptr;
         auto seg = ShmSegment::create(bytes, error);
         if (!seg) return nullptr;
         seg->unlink();
@@ -401,7 +405,7 @@ std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
     unsigned char ok = 0;
     std::unique_ptr<ShmSegment> seg;
     if (me == 0) {
-        seg = offer_segment(P, bytes);
+        if (!refuse) seg = offer_segment(P, bytes);
         if (seg) {
             std::strncpy(offer.name, seg->name().c_str(), sizeof offer.name - 1);
             offer.id = seg->header().id;
@@ -420,7 +424,7 @@ std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
         net.post_recv(0, &offer, sizeof offer);
         net.wait_all();
         offer.name[sizeof offer.name - 1] = '\0';
-        if (offer.name[0] != '\0') {
+        if (offer.name[0] != '\0' && !refuse) {
             seg = SegmentPool::instance().take_attached(offer.name, offer.id, bytes);
             if (!seg) seg = ShmSegment::attach(offer.name, bytes, error);
             // The name may now be another file (a pooled segment's creator evicted it and
@@ -485,6 +489,8 @@ void shm_setup_in_turn(Transport& net, SingleCopy single_copy)
     } end{state.turns};
     state.comm = establish(net, single_copy);
 }
+
+void shm_refuse_segments(bool refuse) { refusing.store(refuse, std::memory_order_relaxed); }
 
 ShmTurns& shm_state_turns(void* state) { return static_cast<ShmState*>(state)->turns; }
 

@@ -268,6 +268,10 @@ bool shm_setup(Transport& net, SingleCopy single_copy = SingleCopy::off);
 // Calls that take turns meanwhile find at their turn the segment, or ShmUnavailable on every
 // rank if it could not be had (rank 0's verdict, sent to all).
 std::uint64_t shm_begin_setup(void** slot);
+// A testing switch (coll_loom_shm_refuse): this process offers no segment and maps none that
+// others offer, as a rank that cannot map one; every set-up on a communicator with such a rank
+// fails, the same on every rank.
+void shm_refuse_segments(bool refuse);
 void shm_setup_in_turn(Transport& net, SingleCopy single_copy);
 
 } // namespace loom

@@ -48,6 +48,7 @@ typedef struct mca_coll_loom_component_t {
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
                                at the Nth call loom's rules would serve with one */
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */
+    int shm_refuse;         /* coll_loom_shm_refuse: testing, this process refuses segments */
     int shm_max_mib;        /* coll_loom_shm_max_mib: the largest segment set up; 0: none */
     int single_copy;        /* coll_loom_single_copy: 0 never, 1 XPMEM or CMA, 2 CMA only (the cma algorithms) */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */

@@ -167,6 +167,16 @@ static int loom_register(void)
         &mca_coll_loom_component.single_copy);
     if (NULL != single_copy_enum) OBJ_RELEASE(single_copy_enum);
 
+    mca_coll_loom_component.shm_refuse = 0;
+    (void)mca_base_component_var_register(
+        c, "shm_refuse",
+        "For testing loom's fallbacks: 1 makes this process refuse every shared-memory segment, as "
+        "a rank that cannot map one does, so that the segments of its communicators cannot be set "
+        "up (on every rank): blocking calls then use algorithms without one, and non-blocking "
+        "calls decided while a set-up was under way run their stand-ins",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.shm_refuse);
+
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(
         c, "rules",
@@ -271,6 +281,7 @@ static int loom_open(void)
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     mca_coll_loom_requests_init();
     mca_coll_loom_places_init();
+    loom_shm_refuse(mca_coll_loom_component.shm_refuse);
     check_forced_algorithms();
     load_rules();
     loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);

@@ -24,7 +24,11 @@
 //     first non-blocking call on each communicator, which starts setting it up as an
 //     operation of its own (coll_loom_request.c); the calls made meanwhile must run on it once
 //     it is there (coll_loom_shm_segments_set_up counts the set-ups, and no call may run its
-//     stand-in: coll_loom_shm_stand_ins).
+//     stand-in: coll_loom_shm_stand_ins);
+//   * with --shm --segment-by-nonblocking --segments-refused (and coll_loom_shm_refuse 1 on
+//     every rank): the same, but every set-up fails; the calls decided while it was under way
+//     must run their stand-ins (on every rank alike, or the job hangs or gives wrong results),
+//     and the calls after a blocking call see no segment (forced shm: handed on).
 // Every result is checked against a reference computed here, and loom's MPI_T counters must
 // show that loom served the calls (coll_loom_i<collective>_served, ..._init_served).
 //
@@ -51,6 +55,7 @@ int rank = 0, size = 1;
 bool shm = false;             // --shm
 bool segment_by_init = false; // --segment-by-init
 bool segment_by_nb = false;   // --segment-by-nonblocking
+bool refused = false;         // --segments-refused
 std::atomic<long> failures{0};
 std::atomic<unsigned long long> iallreduce_calls{0};  // with a count above 0 (loom hands count 0 on)
 std::atomic<unsigned long long> persistent_starts{0}; // of persistent allreduces
@@ -356,6 +361,7 @@ int main(int argc, char** argv)
         if (std::strcmp(argv[i], "--shm") == 0) shm = true;
         if (std::strcmp(argv[i], "--segment-by-init") == 0) segment_by_init = true;
         if (std::strcmp(argv[i], "--segment-by-nonblocking") == 0) segment_by_nb = true;
+        if (std::strcmp(argv[i], "--segments-refused") == 0) refused = true;
         if (i + 1 == argc) break;
         if (std::strcmp(argv[i], "--threads") == 0) thread_count = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
@@ -408,14 +414,15 @@ int main(int argc, char** argv)
     for (int i = 0; i < 3; ++i) served[i] = counters[i].served() - before[i];
     if (size > 1 && served[0] + served[1] == 0)
         fail("loom served no iallreduce and no ibcast: the test proves nothing");
-    if (size > 1 && thread_count == 0 && served[2] == 0) fail("loom served no start of a persistent allreduce");
+    if (size > 1 && thread_count == 0 && !refused && served[2] == 0)
+        fail("loom served no start of a persistent allreduce");
     // On the segment loom serves every iallreduce of a count above 0 (shm serves every count
     // and op used here; the counter also counts Open MPI's own, made by MPI_Comm_dup and
     // MPI_Comm_split on MPI_COMM_WORLD, which has no segment, so at least).
-    if (shm && size > 1 && served[0] < iallreduce_calls)
+    if (shm && size > 1 && !refused && served[0] < iallreduce_calls)
         fail("loom served " + std::to_string(served[0]) + " of " + std::to_string(iallreduce_calls.load()) +
              " iallreduce calls with shm forced and the segment made");
-    if (shm && size > 1 && served[2] < persistent_starts)
+    if (shm && size > 1 && !refused && served[2] < persistent_starts)
         fail("loom served " + std::to_string(served[2]) + " of " + std::to_string(persistent_starts.load()) +
              " starts of persistent allreduces with shm forced" +
              (segment_by_init ? " (the first init makes the segment)" : " and the segment made"));
@@ -425,21 +432,27 @@ int main(int argc, char** argv)
     // meanwhile ran on it.
     const unsigned long long segments = segments_set_up.value(), stand_ins = stand_ins_run.value();
     const unsigned long long comms = thread_count > 0 ? unsigned(thread_count) : 2;
-    if (shm && size > 1 && segments < comms)
-        fail(std::to_string(segments) + " shared segments set up for " + std::to_string(comms) + " communicators");
-    if (stand_ins != 0) fail(std::to_string(stand_ins) + " calls ran their stand-in: a segment's set-up failed");
+    if (refused) {
+        if (segments != 0) fail(std::to_string(segments) + " shared segments set up with coll_loom_shm_refuse 1");
+        if (size > 1 && stand_ins == 0) fail("no call ran its stand-in: the test proves nothing");
+    } else {
+        if (shm && size > 1 && segments < comms)
+            fail(std::to_string(segments) + " shared segments set up for " + std::to_string(comms) + " communicators");
+        if (stand_ins != 0) fail(std::to_string(stand_ins) + " calls ran their stand-in: a segment's set-up failed");
+    }
 
     long mine = failures, all = 0;
     MPI_Reduce(&mine, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         std::printf("nonblocking_check np=%d%s%s: loom served %llu iallreduce, %llu ibcast, %llu persistent allreduce "
-                    "starts on rank 0; %ld failures\n",
+                    "starts, %llu segments set up and %llu stand-ins on rank 0; %ld failures\n",
                     size, thread_count > 0 ? (" with " + std::to_string(thread_count) + " threads").c_str() : "",
                     shm ? (segment_by_init ? ", shm forced, segments made by inits"
-                           : segment_by_nb ? ", shm forced, segments made by non-blocking calls"
+                           : segment_by_nb ? (refused ? ", shm forced, segment set-ups by non-blocking calls refused"
+                                                      : ", shm forced, segments made by non-blocking calls")
                                            : ", shm forced")
                         : "",
-                    served[0], served[1], served[2], all);
+                    served[0], served[1], served[2], segments, stand_ins, all);
     MPI_Finalize();
     return all == 0 ? 0 : 1;
 }
