@@ -341,12 +341,12 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
 
 // ---- setting up the segment over the transport, and the registry's entries ----
 
-namespace {
-
 struct ShmState {
     ShmTurns turns;
     std::unique_ptr<ShmComm> comm; // null: shared memory is unavailable (or not set up yet)
 };
+
+namespace {
 
 void progress_through(void* net) { static_cast<Transport*>(net)->progress(); }
 
@@ -498,25 +498,27 @@ namespace {
 // The communicator's state, its segment set up on first use where the transport keeps state.
 ShmState& state_for_turn(Transport& net)
 {
-    (void)shm_of(net);
     void** slot = net.shared_state();
     if (slot == nullptr) throw ShmUnavailable("shm: the communicator has no shared-memory segment");
+    if (*slot == nullptr) (void)shm_of(net);
     return *static_cast<ShmState*>(*slot);
 }
 } // namespace
 
-SegmentTurn::SegmentTurn(Transport& net) : turns_(state_for_turn(net).turns)
+SegmentTurn::SegmentTurn(Transport& net) : state_(state_for_turn(net))
 {
     const std::uint64_t* given = net.segment_turn();
-    const std::uint64_t turn = given != nullptr ? *given : turns_.take();
-    turns_.wait_for(turn, net);
-    shm_ = static_cast<ShmState*>(*net.shared_state())->comm.get();
+    const std::uint64_t turn = given != nullptr ? *given : state_.turns.take();
+    state_.turns.wait_for(turn, net);
+    shm_ = state_.comm.get();
     if (shm_ == nullptr) {
-        turns_.end();
+        state_.turns.end();
         throw ShmUnavailable("shm: the communicator has no shared-memory segment");
     }
     shm_->set_progress(&progress_through, &net, net.cooperative());
 }
+
+SegmentTurn::~SegmentTurn() { state_.turns.end(); }
 
 namespace {
 // The turn's segment, if `per_slot` bytes (an element, or what a rank must put in one slot)

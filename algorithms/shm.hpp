@@ -188,16 +188,17 @@ private:
 // the call throws. Throws ShmUnavailable if the communicator has no segment: at once, holding
 // no turn, where the transport keeps no state; else at the call's turn, which then ends (a
 // set-up that failed, shm_begin_setup, is known only then).
+struct ShmState; // a communicator's turns and segment (shm.cpp), in a transport's shared_state()
 class SegmentTurn {
 public:
     explicit SegmentTurn(Transport& net);
-    ~SegmentTurn() { turns_.end(); }
+    ~SegmentTurn();
     SegmentTurn(const SegmentTurn&) = delete;
     SegmentTurn& operator=(const SegmentTurn&) = delete;
     ShmComm& comm() const { return *shm_; }
 
 private:
-    ShmTurns& turns_;
+    ShmState& state_;
     ShmComm* shm_ = nullptr;
 };
 

@@ -2,15 +2,7 @@
 
 namespace loom {
 
-void ShmTurns::end()
-{
-    // Only the turn's holder writes serving now (an abandoned turn is never held, so nobody
-    // skips one meanwhile): a plain release store, no locked add, on every call's path.
-    std::atomic_ref<std::uint64_t> serving(serving_);
-    serving.store(serving.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-void ShmTurns::wait_for(std::uint64_t turn, Transport& net)
+void ShmTurns::wait_slowly(std::uint64_t turn, Transport& net)
 {
     while (!is_turn(turn)) {
         // The turn before may have been abandoned after its holder-to-be gave up: a waiter
