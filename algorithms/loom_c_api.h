@@ -237,7 +237,7 @@ void loom_shm_refuse(int refuse);
 int loom_chosen_uses_segment(const loom_call_t *call);
 /* A non-blocking call that will run on the segment in *shared_state (a transport's
  * shared_state, made): its turn among the segment's calls, taken when the MPI call is made
- * (ShmComm::take_turn, algorithms/shm.hpp), to be passed as loom_transport_t.segment_turn. */
+ * (ShmTurns, algorithms/shm_turns.hpp), to be passed as loom_transport_t.segment_turn. */
 uint64_t loom_shm_take_turn(void *const *shared_state);
 /* A turn whose operation will never run (it could not be made): skipped when it comes. */
 void loom_shm_abandon_turn(void *const *shared_state, uint64_t turn);

@@ -31,7 +31,7 @@ Scratch no_scratch()
 }
 
 // The segment of the call's turn (every cma entry holds one: the segment's syncs serve one
-// call at a time, ShmComm::take_turn), which must have single copy on (the registry's needs;
+// call at a time, ShmTurns), which must have single copy on (the registry's needs;
 // only a direct call from a test can get here without).
 ShmComm& single_copy_comm(const SegmentTurn& turn)
 {

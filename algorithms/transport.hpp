@@ -64,7 +64,7 @@ public:
     // algorithms' intra-node phases); nullptr: none, those phases then use messages.
     virtual void** node_shared_state() { return nullptr; }
     // A call that runs on the communicator's segment waits for its turn among the segment's
-    // users (ShmComm::take_turn): a resumable operation took its turn when its MPI call was
+    // users (ShmTurns, shm_turns.hpp): a resumable operation took its turn when its MPI call was
     // made and says which here; nullptr: take one now (a blocking call).
     virtual const std::uint64_t* segment_turn() const { return nullptr; }
     // Does progress() return to whoever resumes this call (a resumable operation's fiber)?

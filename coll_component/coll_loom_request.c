@@ -15,7 +15,7 @@
  *
  * The shared segment: operations on one communicator may overlap each other and blocking
  * calls, while the segment serves one call at a time. So the calls that use it take turns
- * (ShmComm::take_turn, algorithms/shm.hpp): an operation takes its turn when its MPI call is
+ * (ShmTurns, algorithms/shm_turns.hpp): an operation takes its turn when its MPI call is
  * made (launch), a blocking call when it runs, and each runs once the calls before it on the
  * segment have ended - an operation yields meanwhile, a blocking call progresses Open MPI,
  * which runs the operations. Every rank takes its turns in the same order (MPI's rule for

@@ -14,7 +14,7 @@
 //   * with --threads N (MPI_THREAD_MULTIPLE): N threads, each on its own communicator;
 //   * with --shm: shm forced for every collective (MPI_T), each communicator's segment made
 //     by a blocking barrier first, so that every operation above runs on the shared segment
-//     in turns (ShmComm::take_turn), interleaved with blocking shm calls on the same segment
+//     in turns (ShmTurns), interleaved with blocking shm calls on the same segment
 //     and completed in a different order on each rank; loom must serve every iallreduce and
 //     every start of a persistent allreduce;
 //   * with --shm --segment-by-init: the same, but each communicator's segment is made by a
