@@ -112,11 +112,13 @@ int main(int argc, char** argv)
     int world_most = 0, split_most = 0;
     const int world_nodes = count_nodes(MPI_COMM_WORLD, &world_most), split_nodes = count_nodes(split, &split_most);
 
-    // coll_loom_shm_max_mib 0: loom sets up no segments, so shm must decline (forced) or never
+    // coll_loom_shm_max_mib 0 (loom sets up no segments) or coll_loom_shm_refuse 1 (every
+    // set-up fails, as where a rank cannot map the segment): shm must decline (forced) or never
     // be chosen, and every result stays right.
-    int max_mib = 1;
+    int max_mib = 1, refuse = 0;
     loom::tools::read_loom_control("coll_loom_shm_max_mib", &max_mib);
-    const bool segments = max_mib > 0;
+    loom::tools::read_loom_control("coll_loom_shm_refuse", &refuse);
+    const bool segments = max_mib > 0 && refuse == 0;
     // coll_loom_single_copy 0 on any rank of a communicator: its segment's probe turns single
     // copy off on every rank, so a forced cma declines there (tests/integration/on-one-rank
     // sets it on one rank only: the split communicator without that rank keeps it).
