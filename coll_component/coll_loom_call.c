@@ -118,8 +118,14 @@ void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_mod
                                                    : ", with single copy (CMA) for blocking calls");
 }
 
+void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict)
+{
+    module->segment = 0 != (verdict & LOOM_SHM_SEGMENT) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+    module->single_copy = 0 != (verdict & LOOM_SHM_SINGLE_COPY) ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
+}
+
 /* Sets up comm's shared segment, inside `call`, which every rank has reached. */
-static int make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+static void make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     const loom_coll_t coll = call->coll;
     int ready = 0, rc = OMPI_SUCCESS;
@@ -129,24 +135,29 @@ static int make_segment(const loom_call_t *call, struct ompi_communicator_t *com
         transport.ops.shared_state = &module->shm;
         ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy);
         rc = loom_pml_transport_fini(&transport);
-        if (ready < 0) ready = 0;
+        if (ready < 0 || OMPI_SUCCESS != rc) ready = 0;
     }
-    module->single_copy =
-        0 != (ready & LOOM_SHM_SINGLE_COPY) && OMPI_SUCCESS == rc ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
-    if (OMPI_SUCCESS != rc) ready = 0;
+    loom_adopt_segment(module, ready);
     loom_note_segment(comm, module, ready, !module->segment_allowed,
                       LOOM_FORM_PERSISTENT == call->form ? "by a persistent request's init, " : "");
-    return 0 != (ready & LOOM_SHM_SEGMENT) && OMPI_SUCCESS == rc ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
 }
 
-/* Makes comm's segment inside `call` and decides the call again with the segment's new state
- * (the first answer's rule options do not carry over); single copy only if `single_copy` (a
- * blocking call: operations never use it). */
-static const char *choose_with_new_segment(loom_call_t *call, struct ompi_communicator_t *comm,
-                                           mca_coll_loom_module_t *module, const char *forced, void *rules,
-                                           int single_copy, const char **why, const char **rule)
+/* Counts a call that wants the segment: 1 if the segment is due now - at the
+ * coll_loom_shm_min_calls-th such call, at once for a forced algorithm. A shared segment pays
+ * back its set-up only over many calls, and most communicators live for a few. Every rank
+ * counts the same calls (blocking and non-blocking alike). */
+static int segment_due(mca_coll_loom_module_t *module, const char *forced)
 {
-    module->segment = make_segment(call, comm, module);
+    const int is_forced = NULL != forced && '\0' != forced[0];
+    return is_forced || ++module->segment_wanted >= mca_coll_loom_component.shm_min_calls;
+}
+
+/* Decides `call` again with the segment's new state in the module (the first answer's rule
+ * options do not carry over); single copy only if `single_copy` (a blocking call: operations
+ * never use it). */
+static const char *choose_again(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                                const char *forced, void *rules, int single_copy, const char **why, const char **rule)
+{
     call->segment = module->segment;
     call->single_copy = single_copy ? module->single_copy : LOOM_SINGLE_COPY_OFF;
     call->wants_segment = 0;
@@ -164,17 +175,13 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
         return NULL;
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
-    if (LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(comm, module);
+    if (LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(module);
     call->segment = module->segment;
     call->single_copy = module->single_copy;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
-    if (!call->wants_segment) return algorithm;
-    /* A shared segment pays back its set-up only over many calls, and most communicators
-     * live for a few: it is made at the coll_loom_shm_min_calls-th call that wants it (at
-     * once for a forced algorithm). Every rank counts the same calls. */
-    const int is_forced = NULL != forced && '\0' != forced[0];
-    if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
-    return choose_with_new_segment(call, comm, module, forced, rules, 1, why, rule);
+    if (!call->wants_segment || !segment_due(module, forced)) return algorithm;
+    make_segment(call, comm, module);
+    return choose_again(call, comm, module, forced, rules, 1, why, rule);
 }
 
 /* ---- run ---- */
@@ -208,22 +215,21 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
     const int persistent = LOOM_FORM_PERSISTENT == call->form;
-    if (persistent && LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(comm, module);
+    if (persistent && LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(module);
     call->segment = module->segment;
     call->single_copy = LOOM_SINGLE_COPY_OFF;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
-    if (persistent) return choose_with_new_segment(call, comm, module, forced, rules, 0, why, rule);
-    const int is_forced = NULL != forced && '\0' != forced[0];
-    if (!is_forced && ++module->segment_wanted < mca_coll_loom_component.shm_min_calls) return algorithm;
-    if (OMPI_SUCCESS != mca_coll_loom_begin_segment(comm, module)) {
-        *why = "out of memory for setting up the shared-memory segment";
-        return NULL;
+    if (persistent) {
+        make_segment(call, comm, module);
+    } else {
+        if (!segment_due(module, forced)) return algorithm;
+        if (OMPI_SUCCESS != mca_coll_loom_begin_segment(comm, module)) {
+            *why = "out of memory for setting up the shared-memory segment";
+            return NULL;
+        }
     }
-    call->segment = module->segment;
-    call->wants_segment = 0;
-    call->segment_bytes = call->buffer_bytes = 0;
-    return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+    return choose_again(call, comm, module, forced, rules, 0, why, rule);
 }
 
 int loom_to_ompi_error(int rc)

@@ -171,17 +171,22 @@ void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_mod
 int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 /* A PENDING segment's set-up, waited for (progressing Open MPI) where every rank waits at the
  * same point - a blocking call, a persistent init - and its outcome made the state. */
-void mca_coll_loom_settle_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+void mca_coll_loom_settle_segment(mca_coll_loom_module_t *module);
+/* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
+ * 0: none). */
+void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict);
 /* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
  * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
  * change them between calls). */
+static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes)
+{
+    if (0 == *segment_bytes) *segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == *buffer_bytes) *buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+}
 static inline void loom_apply_tuning(loom_call_t *call)
 {
-    if (0 == call->segment_bytes) call->segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == call->buffer_bytes) call->buffer_bytes = mca_coll_loom_component.pat_buffer_size;
-    if (NULL == call->stand_in) return;
-    if (0 == call->stand_in_segment_bytes) call->stand_in_segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == call->stand_in_buffer_bytes) call->stand_in_buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    loom_apply_options(&call->segment_bytes, &call->buffer_bytes);
+    if (NULL != call->stand_in) loom_apply_options(&call->stand_in_segment_bytes, &call->stand_in_buffer_bytes);
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 int loom_to_ompi_error(int rc);

@@ -160,12 +160,9 @@ static int run_first(loom_request_t *r, int *rc)
 {
     loom_pml_transport_init(&r->transport, r->comm, r->module, r->tag);
     loom_pml_transport_resumable(&r->transport);
-    if (r->has_turn) {
-        r->transport.ops.shared_state = &r->module->shm;
-        r->transport.ops.segment_turn = &r->segment_turn;
-    }
+    if (r->has_turn || r->setup) r->transport.ops.shared_state = &r->module->shm;
+    if (r->has_turn) r->transport.ops.segment_turn = &r->segment_turn;
     if (r->setup) {
-        r->transport.ops.shared_state = &r->module->shm;
         r->op = loom_resumable_create_setup(&r->transport.ops, mca_coll_loom_component.single_copy);
     } else if (NULL != r->kept && LOOM_SUCCESS == loom_resumable_restart(r->kept, &r->transport.ops, &r->call.core)) {
         r->op = r->kept;
@@ -555,11 +552,8 @@ int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_
     return launch(r);
 }
 
-void mca_coll_loom_settle_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+void mca_coll_loom_settle_segment(mca_coll_loom_module_t *module)
 {
-    (void)comm;
     while (!__atomic_load_n(&module->setup_done, __ATOMIC_ACQUIRE)) opal_progress();
-    const int verdict = loom_shm_verdict(module->shm);
-    module->segment = 0 != (verdict & LOOM_SHM_SEGMENT) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
-    module->single_copy = 0 != (verdict & LOOM_SHM_SINGLE_COPY) ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
+    loom_adopt_segment(module, loom_shm_verdict(module->shm));
 }

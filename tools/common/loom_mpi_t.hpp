@@ -15,39 +15,9 @@
 
 namespace loom::tools {
 
-class LoomCounters {
-public:
-    // Binds the counters of one collective; false if loom is not loaded in this process.
-    bool open(const std::string& collective)
-    {
-        int provided;
-        if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
-        if (MPI_T_pvar_session_create(&session_) != MPI_SUCCESS) return false;
-        return bind("coll_loom_" + collective + "_served", served_) &&
-               bind("coll_loom_" + collective + "_declined", declined_);
-    }
-    unsigned long long served() { return read(served_); }
-    unsigned long long declined() { return read(declined_); }
-
-private:
-    bool bind(const std::string& name, MPI_T_pvar_handle& handle)
-    {
-        int index, count;
-        if (MPI_T_pvar_get_index(name.c_str(), MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return false;
-        return MPI_T_pvar_handle_alloc(session_, index, nullptr, &handle, &count) == MPI_SUCCESS;
-    }
-    unsigned long long read(MPI_T_pvar_handle handle)
-    {
-        unsigned long long value = 0;
-        MPI_T_pvar_read(session_, handle, &value);
-        return value;
-    }
-    MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
-    MPI_T_pvar_handle served_ = MPI_T_PVAR_HANDLE_NULL, declined_ = MPI_T_PVAR_HANDLE_NULL;
-};
-
-// One of loom's other counters (e.g. "coll_loom_shm_segments_set_up"), counted from open():
-// Open MPI reads a counter relative to its value when the handle was made.
+// One of loom's counters (e.g. "coll_loom_shm_segments_set_up"), counted from open(): Open MPI
+// reads a counter relative to its value when the handle was made. open() is false if loom is
+// not loaded in this process.
 class LoomCounter {
 public:
     bool open(const std::string& name)
@@ -68,6 +38,21 @@ public:
 private:
     MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
     MPI_T_pvar_handle handle_ = MPI_T_PVAR_HANDLE_NULL;
+};
+
+// The served and declined counters of one collective (e.g. "iallreduce").
+class LoomCounters {
+public:
+    bool open(const std::string& collective)
+    {
+        return served_.open("coll_loom_" + collective + "_served") &&
+               declined_.open("coll_loom_" + collective + "_declined");
+    }
+    unsigned long long served() { return served_.value(); }
+    unsigned long long declined() { return declined_.value(); }
+
+private:
+    LoomCounter served_, declined_;
 };
 
 // Opens loom's control variable `name` for the duration of `use(handle, count)` (count: the
