@@ -60,6 +60,16 @@ extern "C" int loom_shm_begin_setup(void** shared_state, uint64_t* turn)
     return guarded([&] { *turn = shm_begin_setup(shared_state); });
 }
 
+extern "C" const char* loom_call_as_stand_in(loom_call_t* call)
+{
+    const auto* stand_in = static_cast<const Algorithm*>(call->stand_in);
+    call->chosen = stand_in;
+    call->leaders = call->stand_in_leaders;
+    call->segment_bytes = call->stand_in_segment_bytes;
+    call->buffer_bytes = call->stand_in_buffer_bytes;
+    return stand_in != nullptr ? stand_in->name.data() : nullptr;
+}
+
 extern "C" int loom_chosen_uses_segment(const loom_call_t* call)
 {
     return call->chosen != nullptr && static_cast<const Algorithm*>(call->chosen)->needs.segment ? 1 : 0;

@@ -233,6 +233,10 @@ int loom_shm_begin_setup(void **shared_state, uint64_t *turn);
  * cannot map one does, so that set-ups fail on every rank of its communicators. */
 void loom_shm_refuse(int refuse);
 
+/* Makes `call` the call its stand_in runs (its algorithm, leaders and options in place of the
+ * chosen one's); returns the stand-in's name (NULL if it has none). */
+const char *loom_call_as_stand_in(loom_call_t *call);
+
 /* Does the algorithm loom_choose chose for `call` run on the shared segment (shm, cma)? */
 int loom_chosen_uses_segment(const loom_call_t *call);
 /* A non-blocking call that will run on the segment in *shared_state (a transport's

@@ -186,10 +186,7 @@ void run_or_stand_in(const Algorithm& algo, Transport& net, MemoryOps& mem, cons
     } catch (const ShmUnavailable&) {
         if (call.stand_in == nullptr) throw;
         loom_call_t instead = call;
-        instead.chosen = call.stand_in;
-        instead.leaders = call.stand_in_leaders;
-        instead.segment_bytes = call.stand_in_segment_bytes;
-        instead.buffer_bytes = call.stand_in_buffer_bytes;
+        loom_call_as_stand_in(&instead);
         stood_in = true;
         run_call(*static_cast<const Algorithm*>(call.stand_in), net, mem, instead);
     }

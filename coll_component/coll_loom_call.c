@@ -84,6 +84,7 @@ void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_com
                             options,
                             LOOM_SEGMENT_READY == call->segment     ? "ready"
                             : LOOM_SEGMENT_NOT_YET == call->segment ? "not-yet"
+                            : LOOM_SEGMENT_PENDING == call->segment ? "pending"
                                                                     : "none");
 }
 

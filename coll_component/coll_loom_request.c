@@ -133,8 +133,10 @@ static void finish(loom_request_t *r, int rc)
         return;
     }
     rc = loom_to_ompi_error(rc);
+    int stood_in = 0;
     if (NULL != r->op) {
-        if (loom_resumable_stood_in(r->op)) loom_count_call(&mca_coll_loom_component.stand_ins);
+        stood_in = loom_resumable_stood_in(r->op);
+        if (stood_in) loom_count_call(&mca_coll_loom_component.stand_ins);
         const int fini_rc = loom_pml_transport_fini(&r->transport);
         if (OMPI_SUCCESS == rc) rc = fini_rc;
         if (OMPI_SUCCESS == rc && !r->call.dense) rc = loom_views_out(&r->call);
@@ -146,8 +148,14 @@ static void finish(loom_request_t *r, int rc)
         r->op = NULL;
     }
     if (OMPI_SUCCESS == rc && r->host_copies) rc = loom_host_copies_out(&r->call);
-    if (OMPI_SUCCESS == rc && NULL != r->algorithm)
+    if (OMPI_SUCCESS == rc && NULL != r->algorithm && !stood_in)
         loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
+    if (OMPI_SUCCESS == rc && stood_in) { /* verbose output names what ran */
+        loom_call_t ran = r->call.core;
+        const char *name = loom_call_as_stand_in(&ran);
+        loom_note_served(r->mpi.kind, &ran, r->comm, r->module, name,
+                         "the rules without a segment (a stand-in: the segment could not be set up)");
+    }
     r->super.super.req_status.MPI_ERROR = rc;
     /* Completion runs the MPI layer's callbacks (releasing the datatypes and op it kept). */
     const int freed = r->freed;
