@@ -62,12 +62,12 @@ extern "C" int loom_shm_begin_setup(void** shared_state, uint64_t* turn)
 
 extern "C" const char* loom_call_as_stand_in(loom_call_t* call)
 {
-    const auto* stand_in = static_cast<const Algorithm*>(call->stand_in);
-    call->chosen = stand_in;
-    call->leaders = call->stand_in_leaders;
-    call->segment_bytes = call->stand_in_segment_bytes;
-    call->buffer_bytes = call->stand_in_buffer_bytes;
-    return stand_in != nullptr ? stand_in->name.data() : nullptr;
+    const loom_stand_in_t& instead = call->stand_in;
+    call->chosen = instead.algorithm;
+    call->leaders = instead.leaders;
+    call->segment_bytes = instead.segment_bytes;
+    call->buffer_bytes = instead.buffer_bytes;
+    return instead.algorithm != nullptr ? static_cast<const Algorithm*>(instead.algorithm)->name.data() : nullptr;
 }
 
 extern "C" int loom_chosen_uses_segment(const loom_call_t* call)

@@ -152,6 +152,16 @@ typedef enum loom_coll {
  *   alltoall                  count bytes per block
  *   barrier                   nothing
  * sbuf == NULL means in place. */
+/* What serves a call decided while its communicator's segment is PENDING if the set-up fails
+ * (loom_call_t.stand_in): the algorithm (NULL: none needed), the flat algorithm its node
+ * leaders run (NULL: its default) and its rule's options (0: the parameters' values). */
+typedef struct loom_stand_in {
+    const void *algorithm;
+    const void *leaders;
+    size_t segment_bytes;
+    size_t buffer_bytes;
+} loom_stand_in_t;
+
 typedef struct loom_call {
     loom_coll_t coll;
     const void *sbuf;
@@ -183,12 +193,9 @@ typedef struct loom_call {
     int single_copy;        /* LOOM_SINGLE_COPY_*: may the segment's ranks read each other's
                              memory (the cma algorithms)? Probed when the segment is set up */
     /* Set by loom_choose for a call decided while the segment is PENDING, whose algorithm
-     * needs the segment: the algorithm that serves instead if the set-up failed (the same on
-     * every rank), with its rule's options and leaders; NULL otherwise. */
-    const void *stand_in;
-    const void *stand_in_leaders;
-    size_t stand_in_segment_bytes;
-    size_t stand_in_buffer_bytes;
+     * needs the segment: what serves instead if the set-up failed (the same on every rank);
+     * stand_in.algorithm NULL otherwise. */
+    loom_stand_in_t stand_in;
 } loom_call_t;
 
 /* Memory kinds of loom_call_t.memory. */

@@ -184,11 +184,11 @@ void run_or_stand_in(const Algorithm& algo, Transport& net, MemoryOps& mem, cons
     try {
         run_call(algo, net, mem, call);
     } catch (const ShmUnavailable&) {
-        if (call.stand_in == nullptr) throw;
+        if (call.stand_in.algorithm == nullptr) throw;
         loom_call_t instead = call;
         loom_call_as_stand_in(&instead);
         stood_in = true;
-        run_call(*static_cast<const Algorithm*>(call.stand_in), net, mem, instead);
+        run_call(*static_cast<const Algorithm*>(instead.chosen), net, mem, instead);
     }
 }
 

@@ -186,7 +186,8 @@ static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_byte
 static inline void loom_apply_tuning(loom_call_t *call)
 {
     loom_apply_options(&call->segment_bytes, &call->buffer_bytes);
-    if (NULL != call->stand_in) loom_apply_options(&call->stand_in_segment_bytes, &call->stand_in_buffer_bytes);
+    if (NULL != call->stand_in.algorithm)
+        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes);
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 int loom_to_ompi_error(int rc);

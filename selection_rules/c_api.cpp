@@ -64,9 +64,7 @@ struct Memo {
     const char* source = "";
     const char* why = "";
     bool wants_segment = false;
-    const Algorithm* stand_in = nullptr; // segment pending: see decide.hpp
-    const Algorithm* stand_in_leaders = nullptr;
-    std::uint64_t stand_in_segment_bytes = 0, stand_in_buffer_bytes = 0;
+    loom_stand_in_t stand_in{}; // segment pending: see decide.hpp
 };
 
 // One communicator's handle: a shared reference to the process's tables for its shape, and
@@ -188,15 +186,9 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                         d.source,
                         d.why,
                         d.wants_segment,
-                        d.stand_in,
-                        d.stand_in_leaders,
-                        d.stand_in_segment_bytes,
-                        d.stand_in_buffer_bytes};
+                        {d.stand_in.algorithm, d.stand_in.leaders, d.stand_in.segment_bytes, d.stand_in.buffer_bytes}};
         }
         call->stand_in = memo.stand_in;
-        call->stand_in_leaders = memo.stand_in_leaders;
-        call->stand_in_segment_bytes = memo.stand_in_segment_bytes;
-        call->stand_in_buffer_bytes = memo.stand_in_buffer_bytes;
         call->wants_segment = memo.wants_segment ? 1 : 0;
         if (rule_source != nullptr && memo.source[0] != '\0') *rule_source = memo.source;
         if (memo.algorithm == nullptr) {

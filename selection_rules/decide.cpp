@@ -178,11 +178,8 @@ Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vect
     without.keep_from_open_mpi = true;
     const Decision stand_in = decide(without, tables);
     if (stand_in.algorithm != nullptr) {
-        d.stand_in = stand_in.algorithm;
-        d.stand_in_leaders = stand_in.leaders;
-        d.stand_in_segment_bytes = stand_in.segment_bytes;
-        d.stand_in_buffer_bytes = stand_in.buffer_bytes;
-        d.stand_in_source = stand_in.source;
+        d.stand_in = {stand_in.algorithm, stand_in.leaders, stand_in.segment_bytes, stand_in.buffer_bytes,
+                      stand_in.source};
         return d;
     }
     without.keep_from_open_mpi = call.keep_from_open_mpi;

@@ -75,12 +75,14 @@ struct Decision {
     std::string_view leaders_source;
     bool wants_segment = false;
     // Segment pending (5.): what serves instead if the set-up fails, with its rule's options
-    // and leaders; nullptr otherwise.
-    const Algorithm* stand_in = nullptr;
-    const Algorithm* stand_in_leaders = nullptr;
-    std::uint64_t stand_in_segment_bytes = 0;
-    std::uint64_t stand_in_buffer_bytes = 0;
-    const char* stand_in_source = "";
+    // and leaders, and where it came from; algorithm nullptr otherwise.
+    struct StandIn {
+        const Algorithm* algorithm = nullptr;
+        const Algorithm* leaders = nullptr;
+        std::uint64_t segment_bytes = 0;
+        std::uint64_t buffer_bytes = 0;
+        const char* source = "";
+    } stand_in;
 };
 
 // The options `algorithm` runs with, as verbose output and explain print them: the ones it

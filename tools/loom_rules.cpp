@@ -442,10 +442,10 @@ int cmd_explain(const std::vector<std::string>& in)
                     .c_str());
     std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(d.algorithm->summary).c_str(),
                 std::string(d.algorithm->cost).c_str());
-    if (d.stand_in != nullptr)
+    if (d.stand_in.algorithm != nullptr)
         std::printf("  if the segment's set-up fails: %s serves instead, chosen by %s (the rules without a segment, "
                     "passing over fallback rules: the call cannot be handed on after it was made)\n",
-                    std::string(d.stand_in->name).c_str(), d.stand_in_source);
+                    std::string(d.stand_in.algorithm->name).c_str(), d.stand_in.source);
     if (d.leaders != nullptr)
         std::printf("  leaders: %s, from %s\n", std::string(d.leaders->name).c_str(),
                     d.leaders_source == "leaders=" ? "the rule's leaders= option"

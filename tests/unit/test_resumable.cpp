@@ -501,7 +501,7 @@ PendingRun run_pending(int P, int K, bool fail)
         for (int k = 0; k < K; ++k) {
             calls.push_back(prepare(Collective::allreduce, r, P, k));
             point_at_buffers(calls.back(), shm);
-            calls.back().call.stand_in = &stand_in;
+            calls.back().call.stand_in.algorithm = &stand_in;
             turn[k + 1] = loom_shm_take_turn(&states[std::size_t(r)]);
             ends.push_back(End{&fabric, r, P, k, {}});
             const loom_transport_t t{

@@ -850,9 +850,9 @@ TEST_CASE("loom_choose: with the segment pending, shm serves with a stand-in tha
         lc.form = LOOM_FORM_NONBLOCKING;
         const char* why = nullptr;
         const char* chosen = loom_choose(&lc, 3, forced, resolved, &why, nullptr);
-        const auto* stand_in = static_cast<const Algorithm*>(lc.stand_in);
+        const auto* stand_in = static_cast<const Algorithm*>(lc.stand_in.algorithm);
         return std::tuple{std::string(chosen != nullptr ? chosen : "(declined)"),
-                          std::string(stand_in != nullptr ? stand_in->name : "-"), lc.stand_in_segment_bytes,
+                          std::string(stand_in != nullptr ? stand_in->name : "-"), lc.stand_in.segment_bytes,
                           lc.wants_segment};
     };
     // As with the segment there, and the decision without one stands in.
@@ -867,7 +867,7 @@ TEST_CASE("loom_choose: with the segment pending, shm serves with a stand-in tha
     // The same rules over a segment that is there or not: no stand-in.
     loom_call_t lc = allreduce_call(1, LOOM_SEGMENT_READY, LOOM_SINGLE_COPY_OFF);
     REQUIRE(loom_choose(&lc, 3, "", resolved, nullptr, nullptr) == std::string("shm"));
-    CHECK(lc.stand_in == nullptr);
+    CHECK(lc.stand_in.algorithm == nullptr);
     loom_rules_release(resolved);
     load_user_rules("");
 }
@@ -893,7 +893,7 @@ TEST_CASE("decide: with the segment pending and no algorithm to stand in, the ca
     f.segment = SegmentState::pending;
     const Decision d = decide(f, tables);
     CHECK(d.algorithm == nullptr); // handed on, as with no segment
-    CHECK(d.stand_in == nullptr);
+    CHECK(d.stand_in.algorithm == nullptr);
     CHECK(std::string(d.source) == "t:2");
     f.segment = SegmentState::ready;
     CHECK(decide(f, tables).algorithm == find_algorithm(Collective::barrier, "shm"));
