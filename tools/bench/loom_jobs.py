@@ -39,10 +39,12 @@ class Jobs:
         self.prog = prog
         if build is not None:
             self.bench = os.path.join(build, "tools", "loom-bench")
+            self.probe = os.path.join(build, "tools", "loom-core-rtt")
             plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
             missing = f"build loom first (meson setup {build} && meson compile -C {build})"
         else:
             self.bench = os.path.join(installed[0], "loom-bench")
+            self.probe = os.path.join(installed[0], "loom-core-rtt")
             plugin_dir = installed[1]
             missing = "install loom (meson install -C BUILD), or name a build tree with --build-dir BUILD"
         absent = [p for p, there in ((self.bench, os.access(self.bench, os.X_OK)),
@@ -63,6 +65,17 @@ class Jobs:
             "ompi": common + ["--mca", "coll", "tuned,basic,libnbc,self",
                               "--mca", "mca_base_component_path", components],
         }
+
+    def core_rtt(self):
+        """The machine's core-to-core round trip now (loom-core-rtt, nanoseconds), or None where
+        it cannot be measured (no such program, fewer than 2 CPUs)."""
+        if not os.access(self.probe, os.X_OK):
+            return None
+        r = subprocess.run([self.probe], capture_output=True, text=True)
+        try:
+            return float(r.stdout) if r.returncode == 0 else None
+        except ValueError:
+            return None
 
     def command(self, who, bench_args):
         return self.jobs[who] + [self.bench] + bench_args
