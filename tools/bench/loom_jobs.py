@@ -104,6 +104,16 @@ class Jobs:
         return rows, int(nodes.group(1)) if nodes else 0
 
 
+# Readings of loom-core-rtt (Jobs.core_rtt) describe one state of the machine if every one is
+# within this factor of the others.
+SAME_STATE = 1.5
+
+
+def same_state(readings):
+    """True if the readings (loom-core-rtt, one unit) are all within SAME_STATE of each other."""
+    return bool(readings) and max(readings) <= SAME_STATE * min(readings)
+
+
 SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
