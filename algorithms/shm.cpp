@@ -29,10 +29,15 @@ std::size_t ShmComm::small_slot_bytes(std::size_t slot_bytes)
     return std::max<std::size_t>(64, std::min(kSmallSlotBytes, slot_bytes / 4) / 64 * 64);
 }
 
+std::size_t ShmComm::sync_area_bytes(int size)
+{
+    return (kLine + kInlineLine * std::size_t(kSmallRegions)) * std::size_t(size);
+}
+
 std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
 {
     const std::size_t slots = std::size_t(size) + 1;
-    return kLine * slots + std::size_t(kLargeRegions) * slots * slot_bytes +
+    return kLine + sync_area_bytes(size) + std::size_t(kLargeRegions) * slots * slot_bytes +
            std::size_t(kSmallRegions) * slots * small_slot_bytes(slot_bytes);
 }
 
@@ -57,13 +62,25 @@ std::uint64_t& ShmComm::counter(int rank) const
 std::byte* ShmComm::slot(int region, int rank) const
 {
     const std::size_t slots = std::size_t(size_) + 1;
-    std::byte* regions = base_ + kLine * slots;
+    std::byte* regions = base_ + kLine + sync_area_bytes(size_);
     if (region < kLargeRegions) return regions + (std::size_t(region) * slots + std::size_t(rank)) * slot_bytes_;
     return regions + std::size_t(kLargeRegions) * slots * slot_bytes_ +
            (std::size_t(region - kLargeRegions) * slots + std::size_t(rank)) * small_slot_bytes_;
 }
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
+
+// Rank r's inline lines follow the counters' lines, its kSmallRegions lines side by side.
+std::byte* ShmComm::inline_data(int region, int rank) const
+{
+    return base_ + kLine * (1 + std::size_t(size_)) +
+           kInlineLine * (std::size_t(rank) * kSmallRegions + std::size_t(region - kLargeRegions));
+}
+
+std::uint64_t& ShmComm::inline_sequence(int region, int rank) const
+{
+    return *reinterpret_cast<std::uint64_t*>(inline_data(region, rank) + kInlineBytes);
+}
 
 ShmComm::Mailbox& ShmComm::mailbox(int rank) const
 {
@@ -128,12 +145,29 @@ void ShmComm::publish()
     std::atomic_ref<std::uint64_t>(counter(rank_)).store(phase_, std::memory_order_release);
 }
 
+// The sequence word is stored after the data (release): a reader that sees it reads the data.
+void ShmComm::publish_inline(int region)
+{
+    std::atomic_ref<std::uint64_t>(inline_sequence(region, rank_)).store(phase_ + 1, std::memory_order_release);
+    publish();
+}
+
+void ShmComm::wait_inline(int region, int q, std::uint64_t phase)
+{
+    if (q != rank_) await(inline_sequence(region, q), phase);
+}
+
 void ShmComm::wait_for(int q, std::uint64_t phase)
 {
     // Counters only grow: a value seen before that satisfies the wait needs no new load (the
     // acquire that read it already ordered this rank after q's writes up to it).
     if (seen_[std::size_t(q)] >= phase) return;
-    std::atomic_ref<std::uint64_t> other(counter(q));
+    seen_[std::size_t(q)] = await(counter(q), phase);
+}
+
+std::uint64_t ShmComm::await(std::uint64_t& word, std::uint64_t phase)
+{
+    std::atomic_ref<std::uint64_t> other(word);
     const unsigned spin_limit = oversubscribed_ ? 0 : 64;
     std::uint64_t now;
     for (unsigned spins = 0; (now = other.load(std::memory_order_acquire)) < phase; ++spins) {
@@ -149,7 +183,7 @@ void ShmComm::wait_for(int q, std::uint64_t phase)
         if (progress_ != nullptr && (spins - spin_limit) % 64 == 0) progress_(progress_ctx_);
         sched_yield();
     }
-    seen_[std::size_t(q)] = now;
+    return now;
 }
 
 void ShmComm::wait_all(std::uint64_t phase)
@@ -173,6 +207,36 @@ namespace {
 
 auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
 auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
+
+// A chunk in which every rank puts its data and then reads some of the others': through the
+// slots (publish, then wait for every counter) or, for an inline call, through the writers'
+// inline lines (publish the line, then wait for each line read).
+struct Exchange {
+    ShmComm& shm;
+    int region;
+    bool in_line;
+    std::byte* data(int q) const { return in_line ? shm.inline_data(region, q) : shm.slot(region, q); }
+    // This rank's data is in place.
+    void post() const
+    {
+        if (in_line)
+            shm.publish_inline(region);
+        else
+            shm.publish();
+    }
+    // Through the slots: wait until every rank has posted (inline calls wait in from()).
+    void await_all() const
+    {
+        if (!in_line) shm.wait_all(shm.phase());
+    }
+    void publish() const { post(), await_all(); }
+    // q's data, once q has published it (after publish()); inline calls wait for q's line here.
+    const std::byte* from(int q) const
+    {
+        if (in_line) shm.wait_inline(region, q, shm.phase());
+        return data(q);
+    }
+};
 
 // Every rank reduces its 1/P slice of the chunk over all slots into the result area.
 void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region, std::size_t count)
@@ -207,25 +271,27 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
     const bool needs_result = root < 0 || shm.rank() == root;
     const std::size_t total = count * es * std::size_t(shm.size());
     const bool whole = root < 0 ? shm.size() == 2 || total <= kWholeReduceBytes : total <= kWholeRootReduceBytes;
+    const bool in_line = whole && shm.fits_inline(count * es);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
-        const int region = shm.begin_chunk(chunk);
-        mem.copy(shm.slot(region, shm.rank()), bytes_of(input) + off * es, n * es);
-        shm.publish();
-        std::byte* out = bytes_of(output) + off * es;
+        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        const int region = x.region;
+        mem.copy(x.data(shm.rank()), bytes_of(input) + off * es, n * es);
         if (whole) {
+            x.post();
             if (needs_result) {
-                shm.wait_all(shm.phase());
-                mem.copy(out, shm.slot(region, 0), n * es); // in place: the input is in my slot already
-                for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q), out, n);
+                x.await_all();
+                std::byte* out = bytes_of(output) + off * es;
+                mem.copy(out, x.from(0), n * es); // in place: the input is in my slot already
+                for (int q = 1; q < shm.size(); ++q) mem.reduce(op, x.from(q), out, n);
             }
         } else {
-            shm.wait_all(shm.phase());
+            x.publish();
             reduce_slice(shm, mem, op, region, n);
             shm.publish();
             if (needs_result) {
                 shm.wait_all(shm.phase());
-                mem.copy(out, shm.result(region), n * es);
+                mem.copy(bytes_of(output) + off * es, shm.result(region), n * es);
             }
         }
         shm.end_chunk_at_next_publish(region); // the next chunk's or call's copy-in publish says so
@@ -240,16 +306,24 @@ void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args)
 {
     const bool root = shm.rank() == args.root;
     const std::size_t chunk = shm.chunk_bytes(args.bytes);
+    const bool in_line = shm.fits_inline(args.bytes);
     for (std::size_t off = 0; off < args.bytes; off += chunk) {
         const std::size_t n = std::min(chunk, args.bytes - off);
         const int region = shm.begin_chunk(chunk);
+        std::byte* data = in_line ? shm.inline_data(region, args.root) : shm.result(region);
         if (root) {
-            mem.copy(shm.result(region), bytes_of(args.buf) + off, n);
+            mem.copy(data, bytes_of(args.buf) + off, n);
         } else {
-            shm.wait_for(args.root, shm.phase() + 1); // the root's copy, and only that
-            mem.copy(bytes_of(args.buf) + off, shm.result(region), n);
+            if (in_line) // the root's copy, and only that
+                shm.wait_inline(region, args.root, shm.phase() + 1);
+            else
+                shm.wait_for(args.root, shm.phase() + 1);
+            mem.copy(bytes_of(args.buf) + off, data, n);
         }
-        shm.publish();
+        if (root && in_line)
+            shm.publish_inline(region);
+        else
+            shm.publish();
         shm.end_chunk(region);
     }
 }
@@ -266,14 +340,14 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
     auto piece = [&](int q, std::size_t off) {
         return blocks.length(q) > off ? std::min(chunk, blocks.length(q) - off) : 0;
     };
+    const bool in_line = shm.fits_inline(longest);
     for (std::size_t off = 0; off < longest; off += chunk) {
-        const int region = shm.begin_chunk(chunk);
-        if (const std::size_t n = piece(me, off)) mem.copy(shm.slot(region, me), mine + off, n);
-        shm.sync();
+        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        if (const std::size_t n = piece(me, off)) mem.copy(x.data(me), mine + off, n);
+        x.publish();
         for (int q = 0; q < shm.size(); ++q)
-            if (const std::size_t n = q == me ? 0 : piece(q, off))
-                mem.copy(out + blocks.begin(q) + off, shm.slot(region, q), n);
-        shm.end_chunk_at_next_publish(region); // the next chunk's or call's sync says so
+            if (const std::size_t n = q == me ? 0 : piece(q, off)) mem.copy(out + blocks.begin(q) + off, x.from(q), n);
+        shm.end_chunk_at_next_publish(x.region); // the next chunk's or call's publish says so
     }
     if (!args.in_place() && blocks.length(me) != 0) mem.copy(out + blocks.begin(me), mine, blocks.length(me));
 }
@@ -285,22 +359,24 @@ void shm_alltoall(ShmComm& shm, MemoryOps& mem, const AlltoallArgs& args)
     if (block == 0) return;
     // A slot holds one piece of every block this rank sends: piece j for rank j. Pieces in
     // whole 64-byte lines where they can be, so each rank's piece starts a line of its own.
+    // Inline: the P blocks side by side in the line.
     const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * block);
-    std::size_t piece = chunk / std::size_t(P);
+    const bool in_line = shm.fits_inline(std::size_t(P) * block);
+    std::size_t piece = in_line ? block : chunk / std::size_t(P);
     if (piece >= 64) piece &= ~std::size_t(63);
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < block; off += piece) {
         const std::size_t n = std::min(piece, block - off);
-        const int region = shm.begin_chunk(chunk);
-        std::byte* slot = shm.slot(region, me);
+        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        std::byte* slot = x.data(me);
         for (int j = 0; j < P; ++j)
             if (j != me) mem.copy(slot + std::size_t(j) * piece, in + std::size_t(j) * block + off, n);
-        shm.sync();
+        x.publish();
         // In place this overwrites [off, off + n) of each block: already copied in.
         for (int q = 0; q < P; ++q)
-            if (q != me) mem.copy(out + std::size_t(q) * block + off, shm.slot(region, q) + std::size_t(me) * piece, n);
-        shm.end_chunk_at_next_publish(region); // the next chunk's or call's sync says so
+            if (q != me) mem.copy(out + std::size_t(q) * block + off, x.from(q) + std::size_t(me) * piece, n);
+        shm.end_chunk_at_next_publish(x.region); // the next chunk's or call's publish says so
     }
     if (!args.in_place()) mem.copy(out + std::size_t(me) * block, in + std::size_t(me) * block, block);
 }
@@ -321,21 +397,22 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = args.op.elem_size, count = args.counts[0];
     const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * count * es);
-    const std::size_t per_chunk = chunk / (std::size_t(P) * es); // elements of each block
+    const std::size_t per_chunk = chunk / (std::size_t(P) * es);       // elements of each block
+    const bool in_line = shm.fits_inline(std::size_t(P) * count * es); // one chunk, blocks side by side
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
-        const int region = shm.begin_chunk(chunk);
-        std::byte* slot = shm.slot(region, me);
+        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        std::byte* slot = x.data(me);
         for (int j = 0; j < P; ++j)
             mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
-        shm.sync();
+        x.publish();
         // In place, this overwrites block 0's elements [off, off + n): already copied in.
         std::byte* dst = out + off * es;
-        mem.copy(dst, shm.slot(region, 0) + std::size_t(me) * piece, piece);
-        for (int q = 1; q < P; ++q) mem.reduce(args.op, shm.slot(region, q) + std::size_t(me) * piece, dst, n);
-        shm.end_chunk_at_next_publish(region);
+        mem.copy(dst, x.from(0) + std::size_t(me) * piece, piece);
+        for (int q = 1; q < P; ++q) mem.reduce(args.op, x.from(q) + std::size_t(me) * piece, dst, n);
+        shm.end_chunk_at_next_publish(x.region);
     }
 }
 
@@ -381,7 +458,7 @@ std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
     if (!seg) return nullptr;
     seg->header().users = std::uint32_t(P);
     seg->header().released = 0;
-    std::memset(seg->data() + ShmComm::kLine, 0, ShmComm::kLine * std::size_t(P));
+    std::memset(seg->data() + ShmComm::kLine, 0, ShmComm::sync_area_bytes(P));
     return seg;
 }
 

@@ -3,7 +3,8 @@
 //
 // Segment (ShmComm::segment_bytes): a 128-byte line with the segment's header
 // (ShmSegment::Header: who uses it, for SegmentPool), one line per rank holding its sync
-// counter and, in its second half, its mailbox (separate lines: no false sharing), then kLargeRegions (4) large data regions, each with a
+// counter and, in its second half, its mailbox (separate lines: no false sharing), then each
+// rank's kSmallRegions inline lines (below), then kLargeRegions (4) large data regions, each with a
 // slot of slot_bytes per rank and a result area of slot_bytes, then kSmallRegions small regions laid
 // out alike with small_slot_bytes. A call whose data fits a small slot uses the next small
 // region in turn: a rooted collective's ranks may then run up to kSmallRegions calls ahead of
@@ -11,7 +12,7 @@
 // of running in lockstep). Larger messages go in chunks of slot_bytes through the large
 // regions in turn, so a chunk's copy-in overlaps the copy-out of the previous ones (four
 // rather than two regions made bcasts of 64 KiB - 1 MiB 12-23% faster at 4 ranks here).
-// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB), about 192 KiB per rank (12.2 MiB at 64
+// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB) + P x 1 KiB, about 193 KiB per rank (12.3 MiB at 64
 // ranks), once per communicator that uses shm; a freed communicator's segment is kept for
 // reuse (SegmentPool, shm_segment.hpp), at most coll_loom_shm_pool segments per process.
 //
@@ -22,7 +23,16 @@
 // resetting, and a rank waits only for the ranks whose data it needs: a bcast's receivers
 // wait for the root alone, and the root for nobody, so back-to-back bcasts and reduces
 // pipeline instead of running as barriers. A chunk writes its region only once every rank has
-// finished the last chunk that used it (begin_chunk()). A waiting rank spins briefly, then
+// finished the last chunk that used it (begin_chunk()).
+// Inline calls: where every rank puts at most kInlineBytes (56) in its slot, a call's data
+// goes instead into the writer's 64-byte inline line of the small region, beside a sequence
+// word the writer stores (release) after the data: a reader waits for that word, not for the
+// writer's counter, and finds the data in the same line. One cache line crosses between cores
+// per call where the counter and the slot made two, one after the other: an 8-byte bcast of
+// two processes on this VM took 0.11 us against 0.21 when a line's round trip was slow (about
+// 500 ns), 0.025 against 0.05 when it was fast (tools/bench/RESULTS.md). The counters are
+// still published as in every call, for the regions' turns. A rank's 16 lines are adjacent,
+// so back-to-back calls read along them. A waiting rank spins briefly, then
 // yields the CPU and keeps MPI progressing; when the communicator has more ranks than the
 // node has CPUs it yields at once: the rank it waits for needs the core.
 //
@@ -37,6 +47,8 @@
 //     root alone needs the result, does so up to P m = 32 KiB. A reduce's non-roots then
 //     never wait, except for a region to be free.
 //   reduce_scatter_block: each copies its whole input chunk in, s, each reduces its block.
+//   Inline (at most 56 bytes in a slot): as above without the copy through a slot, and the
+//     waits read the writers' lines; the reductions reduce whole.
 //   alltoall: a chunk is a piece of each of a rank's P - 1 outgoing blocks (its slot holds
 //     the piece for rank j at j x slot/P); each copies its pieces in, s, each copies the
 //     piece meant for it out of every other slot: (P-1) b in and out per rank, b the block,
@@ -66,7 +78,11 @@ public:
     static constexpr int kSmallRegions = 16;
     static constexpr int kLargeRegions = 4;
     static constexpr std::size_t kLine = 128;
+    static constexpr std::size_t kInlineLine = 64, kInlineBytes = kInlineLine - sizeof(std::uint64_t);
     static std::size_t segment_bytes(int size, std::size_t slot_bytes = kSlotBytes);
+    // The bytes after the header line that must read zero when a new communicator starts
+    // using a segment (the sync counters and the inline lines' sequence words among them).
+    static std::size_t sync_area_bytes(int size);
     // The small slots: kSmallSlotBytes, or a quarter of slot_bytes if that is less (tests
     // with tiny slots), in whole lines of 64 bytes (at least 64).
     static std::size_t small_slot_bytes(std::size_t slot_bytes);
@@ -131,6 +147,15 @@ public:
     std::byte* slot(int region, int rank) const;
     std::byte* result(int region) const;
 
+    // Inline calls (at most kInlineBytes in any rank's slot, in a small region): the writer
+    // copies its data to inline_data(region, rank) and calls publish_inline(region) instead
+    // of publish(); a reader waits with wait_inline(region, writer, phase) - the phase the
+    // writer published - and then reads the writer's inline_data.
+    bool fits_inline(std::size_t bytes) const { return bytes <= kInlineBytes && small_slot_bytes_ != slot_bytes_; }
+    std::byte* inline_data(int region, int rank) const;
+    void publish_inline(int region);
+    void wait_inline(int region, int q, std::uint64_t phase);
+
     // Each rank's mailbox, in the second half of its counter's line: written by its owner
     // before a publish(), read by the others after waiting for that phase. The single-copy
     // family (single_copy.hpp) puts its process id and mapping key there and, per call, the
@@ -166,6 +191,9 @@ public:
 private:
     static constexpr int kRegions = kLargeRegions + kSmallRegions;
     std::uint64_t& counter(int rank) const;
+    std::uint64_t& inline_sequence(int region, int rank) const;
+    // Waits until `word` (another rank's counter or sequence) is >= phase; returns its value.
+    std::uint64_t await(std::uint64_t& word, std::uint64_t phase);
     std::unique_ptr<ShmSegment> segment_;
     std::byte* base_;
     int rank_, size_;

@@ -134,7 +134,7 @@ static int loom_register(void)
         "Shared-memory segments of freed communicators each process keeps for reuse by the next "
         "communicators (a segment is reused only once every rank that used it freed its "
         "communicator); 0 unmaps every segment with its communicator. A kept segment takes "
-        "about 192 KiB per rank of the communicator that used it",
+        "about 193 KiB per rank of the communicator that used it",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_pool);
 
@@ -142,7 +142,7 @@ static int loom_register(void)
     (void)mca_base_component_var_register(
         c, "shm_max_mib",
         "The largest shared-memory segment loom sets up for a communicator, in MiB (a segment "
-        "takes about 192 KiB per rank); a communicator that would need more gets none, and its "
+        "takes about 193 KiB per rank); a communicator that would need more gets none, and its "
         "calls are served without shared memory (a forced shm algorithm: handed on). 0: no "
         "segments at all",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
