@@ -263,6 +263,11 @@ const char *loom_coll_name(loom_coll_t coll);
 /* 1 if `name` is one of coll's algorithms. */
 int loom_algorithm_exists(loom_coll_t coll, const char *name);
 
+/* The value of coll_loom_<collective>_algorithm that hands every call on to the next component
+ * (Open MPI's own choice), as a rule's `fallback` does: to time Open MPI's choice in the same
+ * job as loom's algorithms (loom-bench's contender "fallback"). */
+#define LOOM_FORCED_FALLBACK "fallback"
+
 /* Writes coll's algorithm names, comma-separated, into buf (for messages). */
 void loom_algorithm_names(loom_coll_t coll, char *buf, size_t size);
 

@@ -10,6 +10,7 @@
 #include "opal/mca/base/mca_base_var.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int loom_register(void);
 static int loom_open(void);
@@ -192,16 +193,17 @@ static int loom_register(void)
 
     /* Names and help texts must outlive registration. */
     static char names[LOOM_COLL_COUNT][64];
-    static char helps[LOOM_COLL_COUNT][512];
+    static char helps[LOOM_COLL_COUNT][768];
     for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
         const char *coll = loom_coll_name((loom_coll_t)i);
         char algorithms[256];
         loom_algorithm_names((loom_coll_t)i, algorithms, sizeof(algorithms));
         snprintf(names[i], sizeof(names[i]), "%s_algorithm", coll);
         snprintf(helps[i], sizeof(helps[i]),
-                 "Force loom's %s algorithm: one of %s; empty for loom's own choice. A forced "
-                 "algorithm that cannot serve a call (e.g. it needs a commutative op) makes loom "
-                 "hand the call to the next component",
+                 "Force loom's %s algorithm: one of %s; empty for loom's own choice; "
+                 "\"" LOOM_FORCED_FALLBACK "\" hands every call to the next component (to time Open "
+                 "MPI's own choice beside loom's in one job). A forced algorithm that cannot serve a "
+                 "call (e.g. it needs a commutative op) makes loom hand the call to the next component",
                  coll, algorithms);
         mca_coll_loom_component.forced[i] = NULL;
         /* Settable through MPI_T (MPI_T_cvar_write), so tools and tests can switch
@@ -244,7 +246,9 @@ static void check_forced_algorithms(void)
 {
     for (int i = 0; i < LOOM_COLL_COUNT; ++i) {
         const char *name = mca_coll_loom_component.forced[i];
-        if (NULL == name || '\0' == name[0] || loom_algorithm_exists((loom_coll_t)i, name)) continue;
+        if (NULL == name || '\0' == name[0] || loom_algorithm_exists((loom_coll_t)i, name) ||
+            0 == strcmp(name, LOOM_FORCED_FALLBACK))
+            continue;
         char algorithms[256];
         loom_algorithm_names((loom_coll_t)i, algorithms, sizeof(algorithms));
         opal_output(0,

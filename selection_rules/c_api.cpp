@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+static_assert(loom::rules::kFallback == LOOM_FORCED_FALLBACK, "the forced value that hands on is a rule's fallback");
+
 using namespace loom;
 
 extern "C" int loom_rules_load(const char* path, int ompi_major, char** report)

@@ -199,7 +199,10 @@ Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdi
         // answer: then the rules choose, as they do for such a call.
         const Algorithm* algo =
             call.forced_algorithm != nullptr ? call.forced_algorithm : find_algorithm(call.collective, call.forced);
-        if (algo == nullptr) {
+        if (call.forced == kFallback) {
+            d.why = "forced to fallback: every call goes to the next component";
+            d.source = "forced";
+        } else if (algo == nullptr) {
             d.why = "the forced algorithm does not exist";
         } else if (auto no = why_not(*algo, shape_of(call, call.segment == SegmentState::ready))) {
             d.why = no->data();

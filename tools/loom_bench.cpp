@@ -4,7 +4,7 @@
 //   mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall)]
-//       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]
+//       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
 //
@@ -16,8 +16,12 @@
 // coll_loom_<collective>_algorithm, which rank 0 then reports). "loom" alone, or a list of algorithm names (and "loom"),
 // picks some of them, and "each" is every algorithm that can serve without "loom" (what
 // tools/loom-tune measures); a name a collective lacks is skipped for that collective. Algorithms are
-// forced through MPI_T (coll_loom_<collective>_algorithm), the way users force them. If loom is
-// not loaded the one contender is "ompi", Open MPI's default, and --algorithms is ignored.
+// forced through MPI_T (coll_loom_<collective>_algorithm), the way users force them. "fallback"
+// (never part of "all" or "each") is Open MPI's default in the same job: loom forced to hand
+// every call on (coll_loom_<collective>_algorithm=fallback), so it is timed interleaved with
+// loom's contenders, in the same state of the machine, at the cost of loom's hand-on (what a
+// handed-on call costs wherever loom is installed). If loom is not loaded the one contender is
+// "ompi", Open MPI's default, and --algorithms is ignored.
 //
 // Sizes are loom's message sizes (selection_rules/RULES.md, "Message size": the whole vector
 // for allgather(v) and reduce_scatter(_block)); --sizes A:B is A, 2A, 4A, ... up to B, except
@@ -34,7 +38,8 @@
 // each run OSU-style (a barrier, the iterations, the slowest rank's mean time per call); a
 // contender's time is the median of its runs. For loom's contenders, loom's MPI_T counters
 // must show that loom served every call made with a forced algorithm and declined none (for
-// "loom", that every call was served or handed on by a `fallback` rule). A wrong
+// "loom", that every call was served or handed on by a `fallback` rule; for "fallback", that it
+// handed every call on). A wrong
 // result or a call loom did not serve stops the program with exit status 1 and a message
 // naming the collective, the contender and the size.
 //
@@ -96,12 +101,13 @@ using loom::tools::format_size;
 using loom::tools::parse_size;
 namespace bench = loom::bench;
 
-const char* const kUsage = "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
-                           "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-                           "                         (also allgatherv, reduce_scatter, alltoall)\n"
-                           "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|NAME,...]\n"
-                           "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
-                           "           [--form blocking|nonblocking|persistent] [--overlap]\n";
+const char* const kUsage =
+    "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
+    "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
+    "                         (also allgatherv, reduce_scatter, alltoall)\n"
+    "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
+    "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
+    "           [--form blocking|nonblocking|persistent] [--overlap]\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -235,20 +241,23 @@ Options parse_options(int argc, char** argv)
 void check_algorithm_names(const Options& o)
 {
     for (const auto& name : o.algorithms) {
-        if (name == "all" || name == "each" || name == "loom") continue;
+        if (name == "all" || name == "each" || name == "loom" || name == LOOM_FORCED_FALLBACK) continue;
         bool found = false;
         for (Collective c : o.collectives) found = found || loom::find_algorithm(c, name) != nullptr;
         if (!found) throw Usage("--algorithms: no collective asked for has an algorithm named '" + name + "'");
     }
 }
 
-// A column of the tables: one of loom's algorithms forced, loom's choice, or Open MPI's default.
+// A column of the tables: one of loom's algorithms forced, loom's choice, Open MPI's default
+// reached through loom ("fallback": loom forced to hand every call on), or Open MPI's default
+// in a job without loom ("ompi").
 struct Contender {
     std::string name;
-    const Algorithm* algorithm = nullptr; // forced algorithm; nullptr for "loom" and "ompi"
-    bool loom = false;                    // loom serves it (its counters must agree)
+    const Algorithm* algorithm = nullptr; // forced algorithm; nullptr for "loom", "fallback" and "ompi"
+    bool loom = false;                    // loom's counters must agree: it served (or handed on) every call
     std::string setting;                  // "loom": the algorithm parameter the job set ("" by default)
     std::string forced_value() const { return algorithm ? std::string(algorithm->name) : setting; }
+    bool hands_on() const { return name == LOOM_FORCED_FALLBACK; }
 };
 
 // The contenders of collective `c` asked for, whatever the size (registry order, "loom" last);
@@ -263,6 +272,8 @@ std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_
     for (const Algorithm& a : loom::all_algorithms())
         if (a.collective == c && (listed("all") || listed("each") || listed(a.name)))
             list.push_back(Contender{std::string(a.name), &a, true, ""});
+    if (listed(LOOM_FORCED_FALLBACK))
+        list.push_back(Contender{LOOM_FORCED_FALLBACK, nullptr, true, LOOM_FORCED_FALLBACK});
     if (listed("all") || listed("loom")) list.push_back(Contender{"loom", nullptr, true, setting});
     return list;
 }
@@ -419,13 +430,16 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
 
     // loom served every call of its forced contenders (barrier: timed_run's own barriers count
     // too). loom's own choice may hand calls on by a `fallback` rule: then every call is counted
-    // as served or declined.
+    // as served or declined. "fallback" must have handed every call on.
     for (std::size_t i = 0; i < here.size(); ++i) {
         if (!here[i]->loom) continue;
         const auto calls = (unsigned long long)runs[i].calls;
-        const auto counted = here[i]->algorithm ? runs[i].served : runs[i].served + runs[i].declined;
+        const auto counted = here[i]->algorithm    ? runs[i].served
+                             : here[i]->hands_on() ? runs[i].declined
+                                                   : runs[i].served + runs[i].declined;
         bool served = (c == Collective::barrier ? counted >= calls : counted == calls) &&
-                      (here[i]->algorithm == nullptr || runs[i].declined == 0);
+                      (here[i]->algorithm == nullptr || runs[i].declined == 0) &&
+                      (!here[i]->hands_on() || runs[i].served == 0);
         // A persistent request loom hands on is counted once, at its init: its starts are the
         // next component's.
         if (o.persistent && here[i]->algorithm == nullptr && runs[i].served == 0 && runs[i].declined > 0) served = true;

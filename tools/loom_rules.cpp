@@ -306,7 +306,7 @@ ExplainCall parse_call(const Args& a)
     }
     if (const std::string* f = a.get("--forced")) {
         e.forced = *f;
-        if (find_algorithm(call.collective, e.forced) == nullptr)
+        if (e.forced != kFallback && find_algorithm(call.collective, e.forced) == nullptr)
             throw UsageError("--forced: no " + std::string(to_string(call.collective)) + " algorithm '" + *f + "'");
     }
     if (const std::string* g = a.get("--segment")) {
@@ -382,10 +382,11 @@ int cmd_explain(const std::vector<std::string>& in)
     const Decision d = decide(call, *tables, &trace);
     if (!e.forced.empty())
         std::printf("forced (coll_loom_%s_algorithm=%s): %s\n", coll.c_str(), e.forced.c_str(),
-                    d.source == std::string_view("forced") ? "it serves the call"
-                    : trace.empty()                        ? ("it cannot serve the call: " + std::string(d.why)).c_str()
-                                                           : "it cannot serve the call, and handing the call on would "
-                                                             "change the answer: the rules decide");
+                    d.source == std::string_view("forced") && d.algorithm == nullptr ? "every call is handed on"
+                    : d.source == std::string_view("forced")                         ? "it serves the call"
+                    : trace.empty() ? ("it cannot serve the call: " + std::string(d.why)).c_str()
+                                    : "it cannot serve the call, and handing the call on would "
+                                      "change the answer: the rules decide");
     if (e.forced.empty() || !trace.empty()) {
         std::printf("%s rules, in order (%s):\n", coll.c_str(),
                     (file ? "the rules of " + *file + " first, then loom's defaults"

@@ -660,6 +660,18 @@ TEST_CASE("a fallback rule stays a candidate without an algorithm, and loom_choo
     algorithm = loom_choose(&lc, 3, "recursive_doubling", resolved, &why, &rule);
     REQUIRE(algorithm != nullptr);
     CHECK(std::string(algorithm) == "recursive_doubling");
+    // Forced to fallback (coll_loom_<collective>_algorithm=fallback): every call is handed on,
+    // also one a rule would serve, and it says so.
+    lc.count = 256;
+    CHECK(loom_choose(&lc, 3, LOOM_FORCED_FALLBACK, resolved, &why, &rule) == nullptr);
+    CHECK(std::string(why) == "forced to fallback: every call goes to the next component");
+    CHECK(std::string(rule) == "forced");
+    // ... except where handing on would change the answer (Open MPI 4.1's saturating 8/16-bit
+    // SUM): the rules decide, as for any forced algorithm that cannot serve such a call.
+    lc.keep_from_open_mpi = 1;
+    algorithm = loom_choose(&lc, 3, LOOM_FORCED_FALLBACK, resolved, &why, &rule);
+    REQUIRE(algorithm != nullptr);
+    CHECK(std::string(algorithm) == "ring");
     loom_rules_release(resolved);
 
     load_user_rules("");
