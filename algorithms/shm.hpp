@@ -151,7 +151,13 @@ public:
     // copies its data to inline_data(region, rank) and calls publish_inline(region) instead
     // of publish(); a reader waits with wait_inline(region, writer, phase) - the phase the
     // writer published - and then reads the writer's inline_data.
-    bool fits_inline(std::size_t bytes) const { return bytes <= kInlineBytes && small_slot_bytes_ != slot_bytes_; }
+    bool fits_inline(std::size_t bytes) const
+    {
+        return inline_ && bytes <= kInlineBytes && small_slot_bytes_ != slot_bytes_;
+    }
+    // Inline calls on (the default) or off, the same on every rank between calls: for
+    // measuring what they save (tools/dev/shm_inline_bench.cpp) and testing the slots alone.
+    void set_inline(bool on) { inline_ = on; }
     std::byte* inline_data(int region, int rank) const;
     void publish_inline(int region);
     void wait_inline(int region, int q, std::uint64_t phase);
@@ -208,6 +214,7 @@ private:
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
     bool cooperative_ = false;
+    bool inline_ = true;
 };
 
 // One call's hold on the communicator's segment (the shm and cma entries): waits for the
