@@ -29,12 +29,13 @@
 // word the writer stores (release) after the data: a reader waits for that word, not for the
 // writer's counter, and finds the data in the same line. One cache line crosses between cores
 // per call where the counter and the slot made two, one after the other: an 8-byte bcast of
-// two processes on this VM took 0.11 us against 0.21 when a line's round trip was slow (about
-// 500 ns), 0.025 against 0.05 when it was fast (tools/bench/RESULTS.md). The counters are
-// still published as in every call, for the regions' turns. A rank's 16 lines are adjacent,
-// so back-to-back calls read along them. A waiting rank spins briefly, then
-// yields the CPU and keeps MPI progressing; when the communicator has more ranks than the
-// node has CPUs it yields at once: the rank it waits for needs the core.
+// two processes on this VM took 0.10 us against 0.20 when a line's round trip was slow (about
+// 500 ns), 0.041 against 0.060 when it was fast (loom-shm-inline-bench; tools/bench/RESULTS.md).
+// The counters are still published as in every call, for the regions' turns. A rank's 16
+// lines are adjacent, so back-to-back calls read along them.
+// A waiting rank spins briefly, then yields the CPU and keeps MPI progressing; when the
+// communicator has more ranks than the node has CPUs it yields at once: the rank it waits for
+// needs the core.
 //
 // Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one wait for all):
 //   barrier: s. bcast: root copies m in; the others wait for the root and copy m out.
@@ -156,7 +157,7 @@ public:
         return inline_ && bytes <= kInlineBytes && small_slot_bytes_ != slot_bytes_;
     }
     // Inline calls on (the default) or off, the same on every rank between calls: for
-    // measuring what they save (tools/dev/shm_inline_bench.cpp) and testing the slots alone.
+    // measuring what they save (tools/dev/shm_inline_bench.cpp).
     void set_inline(bool on) { inline_ = on; }
     std::byte* inline_data(int region, int rank) const;
     void publish_inline(int region);
