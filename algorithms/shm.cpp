@@ -180,7 +180,12 @@ std::uint64_t ShmComm::await(std::uint64_t& word, std::uint64_t phase)
             continue;
         }
         // The rank we wait for may need this core (more ranks than cores).
-        if (progress_ != nullptr && (spins - spin_limit) % 64 == 0) progress_(progress_ctx_);
+        // Open MPI's progress may itself yield the CPU (oversubscribed, nothing to do): then
+        // look at the word again before yielding a second time.
+        if (progress_ != nullptr && (spins - spin_limit) % 64 == 0) {
+            progress_(progress_ctx_);
+            continue;
+        }
         sched_yield();
     }
     return now;
