@@ -35,7 +35,10 @@
 // lines are adjacent, so back-to-back calls read along them.
 // A waiting rank spins briefly, then yields the CPU and keeps MPI progressing; when the
 // communicator has more ranks than the node has CPUs it yields at once: the rank it waits for
-// needs the core.
+// needs the core. Open MPI's progress yields too when oversubscribed and idle
+// (mpi_yield_when_idle), so a wait looks at its word again after a progress call instead of
+// yielding a second time: that double yield made oversubscribed shm calls 1.2-1.9x slower
+// (tools/bench/RESULTS.md, "Oversubscribed shm waits").
 //
 // Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one wait for all):
 //   barrier: s. bcast: root copies m in; the others wait for the root and copy m out.
