@@ -25,7 +25,7 @@ std::optional<double> SingleCopyBound::seconds(Collective c, std::size_t bytes)
     switch (c) {
     case Collective::allreduce: return measure(Op::reduce, others) + measure(Op::copy, others);
     case Collective::reduce_scatter_block: return measure(Op::reduce, others);
-    case Collective::allgather: return measure(Op::copy, others);
+    case Collective::allgather: return measure(Op::copy, bytes); // its own block too: out of place
     default: return measure(Op::copy, bytes, true); // bcast
     }
 }

@@ -11,7 +11,10 @@
 //                                                         the P inputs, then copies the other
 //                                                         P-1 blocks of the result
 //   reduce_scatter_block  reduce((P-1) b)                 each rank reduces its block only
-//   allgather             copy((P-1) b)                   each rank copies the others' blocks
+//   allgather             copy(P b)                       each rank copies the others' blocks
+//                                                         and its own (loom-bench's calls are out
+//                                                         of place: every rank writes all P
+//                                                         blocks of its receive buffer)
 //   bcast                 copy(S), the root idle          each non-root copies the message
 // (at P = 2: allreduce = reduce(S/2) + copy(S/2)). Other collectives have no bound here.
 // A model of the data movement, not of latency: at small sizes every real call costs more.

@@ -59,12 +59,12 @@ void once(Coll c, int what, InprocTransport& net, HostMemory& mem, Buffers& b, s
     const int P = net.size(), r = net.rank();
     const Reduction sum = *find_kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE);
     const std::size_t n = S / sizeof(double), block = n / std::size_t(P);
-    if (what == 0) { // bound.hpp's formulas: reduce and copy (P-1) b, copy (P-1) b, copy S (root idle)
+    if (what == 0) { // bound.hpp's formulas: reduce and copy (P-1) b, copy S, copy S (root idle)
         const std::size_t other = (n - block) * sizeof(double);
         if (c == Coll::allreduce || c == Coll::reduce_scatter_block)
             mem.reduce(sum, b.send.data(), b.scratch.data(), other / sizeof(double));
-        if (c == Coll::allreduce || c == Coll::allgather) mem.copy(b.recv.data(), b.scratch.data(), other);
-        if (c == Coll::bcast && r != 0) mem.copy(b.recv.data(), b.scratch.data(), S);
+        if (c == Coll::allreduce) mem.copy(b.recv.data(), b.scratch.data(), other);
+        if (c == Coll::allgather || (c == Coll::bcast && r != 0)) mem.copy(b.recv.data(), b.scratch.data(), S);
         return;
     }
     switch (c) {
