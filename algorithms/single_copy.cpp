@@ -18,9 +18,14 @@ namespace {
 constexpr std::size_t kPieceBytes = 64 * 1024;
 
 // Up to this size an allreduce on two ranks reduces the whole vector on each (cma_allreduce):
-// 1.3-1.9x faster at 16-256 KiB, 5-15% slower at 1 MiB (np 2, AMD EPYC VM; tools/bench/RESULTS.md,
-// "Two ranks reduce the whole vector").
-constexpr std::size_t kWholeReduceBytes = 256 * 1024;
+// 1.3-1.9x faster at 16-256 KiB (tools/bench/RESULTS.md, "Two ranks reduce the whole vector").
+// From 512 KiB it is the steady one: where reading lines the other core has just written is
+// slow (this VM's slow state), half the vector and then the other half of the result took
+// 192-201 us at 512 KiB and 731-884 at 2 MiB; the whole vector 76-89 and 316-385 in either
+// state. In the fast state the halves are faster from 1 MiB (2 MiB: 237-346 us); at 8-16 MiB
+// the whole vector was no faster in either (RESULTS.md, "Two ranks reduce the whole vector up
+// to 4 MiB").
+constexpr std::size_t kWholeReduceBytes = 4 * 1024 * 1024;
 
 auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
 auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }

@@ -28,6 +28,8 @@ std::vector<std::size_t> cma_counts(int P)
 {
     std::vector<std::size_t> c = counts_for(P);
     if (P <= 8) c.push_back(3 * 16384 * std::size_t(P) + 5); // int32: 3 pieces per slice, and a tail
+    // Two ranks reduce the whole vector up to 4 MiB (kWholeReduceBytes), halves above: both.
+    if (P == 2) c.push_back((4u << 20) / 4 + 3);
     return c;
 }
 
