@@ -23,7 +23,10 @@
 namespace loom {
 namespace {
 
-Reduction to_reduction(const loom_reduction_t& r) { return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx}; }
+Reduction to_reduction(const loom_reduction_t& r)
+{
+    return Reduction{r.elem_size, r.commutative != 0, r.fn, r.ctx, r.fn3};
+}
 
 } // namespace
 } // namespace loom
@@ -86,7 +89,7 @@ extern "C" int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t
 {
     auto k = find_kernel(op, type);
     if (!k) return 0;
-    *out = loom_reduction_t{k->elem_size, k->commutative ? 1 : 0, k->fn, k->ctx};
+    *out = loom_reduction_t{k->elem_size, k->commutative ? 1 : 0, k->fn, k->ctx, k->fn3};
     return 1;
 }
 

@@ -75,12 +75,16 @@ void loom_shm_pool_drain(void);
 
 /* inout[i] = in[i] op inout[i] for count elements. */
 typedef void (*loom_reduce_fn_t)(const void *in, void *inout, size_t count, void *ctx);
+/* out[i] = in[i] op in2[i]: the same as copying in2 to out and calling fn(in, out), in one
+ * pass. out overlaps neither input. */
+typedef void (*loom_reduce3_fn_t)(const void *in, const void *in2, void *out, size_t count, void *ctx);
 
 typedef struct loom_reduction {
     size_t elem_size;
     int commutative;
     loom_reduce_fn_t fn;
     void *ctx;
+    loom_reduce3_fn_t fn3; /* loom's own kernels; NULL for Open MPI's ops */
 } loom_reduction_t;
 
 /* The predefined MPI reduction ops loom has its own kernels for. */

@@ -23,6 +23,15 @@ void HostMemory::reduce(const Reduction& op, const void* in, void* inout, std::s
     if (count != 0) op.fn(in, inout, count, op.ctx);
 }
 
+void HostMemory::reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count)
+{
+    if (op.fn3 == nullptr || in2 == out) {
+        MemoryOps::reduce_into(op, in, in2, out, count);
+    } else if (count != 0) {
+        op.fn3(in, in2, out, count, op.ctx);
+    }
+}
+
 Scratch HostMemory::scratch(std::size_t bytes)
 {
     const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64; // keeps 64-byte alignment

@@ -86,11 +86,21 @@ void kernel(const void* in, void* inout, std::size_t count, void*)
     for (std::size_t i = 0; i < count; ++i) b[i] = combine<Op, T>(a[i], b[i]);
 }
 
+// out = in op in2 in one pass (Reduction::fn3), where a copy of in2 and kernel() would take two.
+template <loom_op_t Op, class T>
+void kernel3(const void* in, const void* in2, void* out, std::size_t count, void*)
+{
+    const T* __restrict a = static_cast<const T*>(in);
+    const T* __restrict b = static_cast<const T*>(in2);
+    T* __restrict o = static_cast<T*>(out);
+    for (std::size_t i = 0; i < count; ++i) o[i] = combine<Op, T>(a[i], b[i]);
+}
+
 template <class T, loom_op_t Op>
 std::optional<Reduction> make()
 {
     if constexpr (valid<T>(Op)) {
-        return Reduction{sizeof(T), true, &kernel<Op, T>, nullptr};
+        return Reduction{sizeof(T), true, &kernel<Op, T>, nullptr, &kernel3<Op, T>};
     }
     return std::nullopt;
 }

@@ -102,6 +102,10 @@ public:
     {
         host_->reduce(op, in, inout, count);
     }
+    void reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count) override
+    {
+        host_->reduce_into(op, in, in2, out, count);
+    }
     Scratch scratch(std::size_t bytes) override
     {
         if (bytes <= kSmall) return host_->scratch(bytes); // its inline buffer, as on the blocking path

@@ -243,6 +243,19 @@ struct Exchange {
     }
 };
 
+// out = from(P-1) op (... op (from(1) op from(0))): the slots reduced in rank order, so every
+// rank gets the same bits; the first step reads two slots and writes out in one pass.
+template <class From>
+void fold_slots(MemoryOps& mem, const Reduction& op, int P, From from, std::byte* out, std::size_t n)
+{
+    if (P == 1) {
+        mem.copy(out, from(0), n * op.elem_size);
+        return;
+    }
+    mem.reduce_into(op, from(1), from(0), out, n);
+    for (int q = 2; q < P; ++q) mem.reduce(op, from(q), out, n);
+}
+
 // Every rank reduces its 1/P slice of the chunk over all slots into the result area.
 void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region, std::size_t count)
 {
@@ -250,9 +263,7 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
     const std::size_t es = op.elem_size;
     const std::size_t begin = part.begin(shm.rank()) * es, n = part.length(shm.rank());
     if (n == 0) return;
-    std::byte* out = shm.result(region) + begin;
-    mem.copy(out, shm.slot(region, 0) + begin, n * es);
-    for (int q = 1; q < shm.size(); ++q) mem.reduce(op, shm.slot(region, q) + begin, out, n);
+    fold_slots(mem, op, shm.size(), [&](int q) { return shm.slot(region, q) + begin; }, shm.result(region) + begin, n);
 }
 
 // Up to this many bytes over all slots (P x the vector), every rank that needs the result
@@ -286,9 +297,8 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
             x.post();
             if (needs_result) {
                 x.await_all();
-                std::byte* out = bytes_of(output) + off * es;
-                mem.copy(out, x.from(0), n * es); // in place: the input is in my slot already
-                for (int q = 1; q < shm.size(); ++q) mem.reduce(op, x.from(q), out, n);
+                // In place the output is the input, which is in my slot already.
+                fold_slots(mem, op, shm.size(), [&](int q) { return x.from(q); }, bytes_of(output) + off * es, n);
             }
         } else {
             x.publish();
@@ -414,9 +424,7 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
             mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);
         x.publish();
         // In place, this overwrites block 0's elements [off, off + n): already copied in.
-        std::byte* dst = out + off * es;
-        mem.copy(dst, x.from(0) + std::size_t(me) * piece, piece);
-        for (int q = 1; q < P; ++q) mem.reduce(args.op, x.from(q) + std::size_t(me) * piece, dst, n);
+        fold_slots(mem, args.op, P, [&](int q) { return x.from(q) + std::size_t(me) * piece; }, out + off * es, n);
         shm.end_chunk_at_next_publish(x.region);
     }
 }

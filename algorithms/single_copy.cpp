@@ -107,14 +107,19 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
             mem.copy(kept.get(), own, bytes);
             own = kept.get();
         }
-        if (P - 1 == me) {
+        int q = P - 2; // the next term to reduce into out
+        if (P - 1 != me) {
+            if (views.size() != 0)
+                mem.copy(out, term(P - 1, off, bytes), bytes);
+            else
+                read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + at + off * es, out, bytes);
+        } else if (q < 0) {
             if (out != own) mem.copy(out, own, bytes);
-        } else if (views.size() != 0) {
-            mem.copy(out, term(P - 1, off, bytes), bytes);
-        } else {
-            read_from(shm, P - 1, peer_buffer(shm, P - 1, 0) + at + off * es, out, bytes);
+        } else { // the last rank: its own term and the next one in one pass
+            mem.reduce_into(op, term(q, off, bytes), own, out, k);
+            --q;
         }
-        for (int q = P - 2; q >= 0; --q) mem.reduce(op, q == me ? own : term(q, off, bytes), out, k);
+        for (; q >= 0; --q) mem.reduce(op, q == me ? own : term(q, off, bytes), out, k);
     }
 }
 

@@ -75,12 +75,16 @@ public:
 // A type-erased reduction: `fn(in, inout, count, ctx)` computes inout[i] = in[i] op inout[i]
 // for `count` elements of `elem_size` bytes each. The argument order matches MPI's: for a
 // non-commutative op, `in` holds the contribution of the lower-ranked side.
+// `fn3(in, in2, out, count, ctx)`, where there is one (loom's own kernels), computes
+// out[i] = in[i] op in2[i] in one pass: a copy of in2 to out and fn(in, out) in one.
 struct Reduction {
     using Fn = void (*)(const void* in, void* inout, std::size_t count, void* ctx);
+    using Fn3 = void (*)(const void* in, const void* in2, void* out, std::size_t count, void* ctx);
     std::size_t elem_size = 0;
     bool commutative = true;
     Fn fn = nullptr;
     void* ctx = nullptr;
+    Fn3 fn3 = nullptr;
 };
 
 // Scratch memory owned by the algorithm for the duration of one call. The deleter is a plain
@@ -95,6 +99,13 @@ public:
     virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
     virtual void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) = 0;
     virtual Scratch scratch(std::size_t bytes) = 0;
+    // out = in op in2 (in2 may be out itself; otherwise out overlaps neither): a copy of in2 to
+    // out and a reduce into it, which a memory kind with the op's fn3 does in one pass.
+    virtual void reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count)
+    {
+        copy(out, in2, count * op.elem_size);
+        reduce(op, in, out, count);
+    }
 };
 
 class HostMemory final : public MemoryOps {
@@ -102,6 +113,7 @@ public:
     HostMemory() noexcept {} // user-provided: value-initialisation does not zero inline_
     void copy(void* dst, const void* src, std::size_t bytes) override;
     void reduce(const Reduction& op, const void* in, void* inout, std::size_t count) override;
+    void reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count) override;
     // Small requests come from a buffer inside this object (a HostMemory lives for one call,
     // so its scratch does too): no malloc and free on every small collective.
     Scratch scratch(std::size_t bytes) override;

@@ -212,6 +212,7 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loo
     plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
     plan->reduction.fn = ompi_reduce_adapter;
     plan->reduction.ctx = plan;
+    plan->reduction.fn3 = NULL; /* own_kernel may have set it before the extent check failed */
     plan->holes = !loom_dense_instances(dtype);
     return 1;
 }

@@ -86,6 +86,10 @@ public:
     {
         host_.reduce(op, in, inout, count);
     }
+    void reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count) override
+    {
+        host_.reduce_into(op, in, in2, out, count);
+    }
     Scratch scratch(std::size_t bytes) override;
     std::size_t outstanding() const { return outstanding_; }
     std::size_t peak() const { return peak_; }

@@ -27,7 +27,7 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
 };
 
-loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr}; }
+loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }
 } // namespace
 
 TEST_CASE("the registry holds exactly the user-facing algorithm names, each described", "[registry]")

@@ -112,7 +112,7 @@ RankCall prepare(Collective c, int r, int P, int k)
     const bool in_place = k % 2 == 1;
     RankCall rc;
     rc.call.coll = static_cast<loom_coll_t>(c);
-    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx};
+    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx, int_sum.fn3};
     auto set_in_place = [&] {
         rc.in_place = in_place;
         if (in_place) rc.recv = rc.send;

@@ -642,7 +642,7 @@ TEST_CASE("a fallback rule stays a candidate without an algorithm, and loom_choo
     loom_call_t lc{};
     lc.coll = LOOM_COLL_ALLREDUCE;
     lc.count = 1;
-    lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+    lc.op = loom_reduction_t{8, 1, nullptr, nullptr, nullptr};
     const char* why = nullptr;
     const char* rule = nullptr;
     CHECK(loom_choose(&lc, 3, "", resolved, &why, &rule) == nullptr);
@@ -793,7 +793,7 @@ loom_call_t allreduce_call(std::size_t count, int segment, int single_copy, int 
     loom_call_t lc{};
     lc.coll = LOOM_COLL_ALLREDUCE;
     lc.count = count;
-    lc.op = loom_reduction_t{8, 1, nullptr, nullptr};
+    lc.op = loom_reduction_t{8, 1, nullptr, nullptr, nullptr};
     lc.segment = segment;
     lc.single_copy = single_copy;
     lc.memory = memory;

@@ -93,6 +93,10 @@ public:
     {
         jitter(), host_.reduce(op, in, inout, count);
     }
+    void reduce_into(const Reduction& op, const void* in, const void* in2, void* out, std::size_t count) override
+    {
+        jitter(), host_.reduce_into(op, in, in2, out, count);
+    }
     Scratch scratch(std::size_t bytes) override { return host_.scratch(bytes); }
     void pause(unsigned max_us) { usleep(useconds_t(rng_.below(max_us))); }
 

@@ -213,7 +213,7 @@ TEST_CASE("run_staged: allreduce, every algorithm, in place and not", "[staging]
                 rc.recv = in_place ? rc.send : Bytes(count * 4, std::byte{0x5a});
                 rc.call.coll = LOOM_COLL_ALLREDUCE;
                 rc.call.count = count;
-                rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx};
+                rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx, int_sum.fn3};
                 return rc;
             },
             [](int, int) { return kAll; });
@@ -235,7 +235,7 @@ TEST_CASE("run_staged: a non-commutative allreduce and reduce keep rank order", 
                 rc.call.coll = static_cast<loom_coll_t>(c);
                 rc.call.count = count;
                 rc.call.root = P - 1;
-                rc.call.op = {m.elem_size, 0, m.fn, m.ctx};
+                rc.call.op = {m.elem_size, 0, m.fn, m.ctx, m.fn3};
                 return rc;
             },
             [](int, int) { return kAll; }, false);
@@ -256,7 +256,7 @@ TEST_CASE("run_staged: reduce to a root, in place at the root and not", "[stagin
                 rc.call.coll = LOOM_COLL_REDUCE;
                 rc.call.count = count;
                 rc.call.root = root;
-                rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx};
+                rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx, int_sum.fn3};
                 return rc;
             },
             [](int, int) { return kAll; });
@@ -301,7 +301,7 @@ TEST_CASE("run_staged: reduce_scatter and reduce_scatter_block, in place and not
                     rc.in_place = in_place;
                     rc.recv = in_place ? rc.send : Bytes(rc.counts[std::size_t(r)] * 4, std::byte{0x5a});
                     rc.call.coll = static_cast<loom_coll_t>(c);
-                    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx};
+                    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx, int_sum.fn3};
                     return rc;
                 },
                 // In place, only the start of the buffer is the result.

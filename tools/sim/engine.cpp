@@ -517,7 +517,7 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
     call.root = s.root;
     call.segment_bytes = s.segment_bytes;
     call.buffer_bytes = s.buffer_bytes;
-    call.op = loom_reduction_t{e, 1, &never_called, nullptr};
+    call.op = loom_reduction_t{e, 1, &never_called, nullptr, nullptr};
     switch (s.algorithm->collective) {
     case Collective::allreduce:
     case Collective::reduce:
