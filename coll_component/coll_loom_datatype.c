@@ -208,11 +208,12 @@ int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loo
     }
 
     plan->kernel = "ompi";
-    plan->reduction.elem_size = (size_t)extent;
-    plan->reduction.commutative = ompi_op_is_commute(op) ? 1 : 0;
-    plan->reduction.fn = ompi_reduce_adapter;
-    plan->reduction.ctx = plan;
-    plan->reduction.fn3 = NULL; /* own_kernel may have set it before the extent check failed */
+    /* Whole, so nothing own_kernel set before the extent check failed (fn3) is left over. */
+    plan->reduction = (loom_reduction_t){.elem_size = (size_t)extent,
+                                         .commutative = ompi_op_is_commute(op) ? 1 : 0,
+                                         .fn = ompi_reduce_adapter,
+                                         .ctx = plan,
+                                         .fn3 = NULL};
     plan->holes = !loom_dense_instances(dtype);
     return 1;
 }
