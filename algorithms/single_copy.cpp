@@ -84,7 +84,11 @@ void reduce_from_all(const ShmComm& shm, MemoryOps& mem, const Reduction& op, st
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = op.elem_size, per = std::min(count, std::max<std::size_t>(1, kPieceBytes / es));
     // Buffers of one piece, no more than this call reduces (none for an empty slice or a mapping).
-    Scratch bounce = P > 1 && per != 0 && shm.peer_map() == nullptr ? mem.scratch(per * es) : no_scratch();
+    // The bounce buffer holds the terms read after the first, which goes straight to `out`:
+    // the last rank reads one of those if P > 1, the others only if P > 2 (at P = 2, rank 0
+    // reduces rank 1's piece, read into out, with its own).
+    const bool reads_terms = me == P - 1 ? P > 1 : P > 2;
+    Scratch bounce = reads_terms && per != 0 && shm.peer_map() == nullptr ? mem.scratch(per * es) : no_scratch();
     // In place, this rank's input is overwritten by the first term: keep it first.
     const bool keep_mine = mine == dst && me != P - 1 && per != 0;
     Scratch kept = keep_mine ? mem.scratch(per * es) : no_scratch();
