@@ -29,10 +29,7 @@ std::size_t ShmComm::small_slot_bytes(std::size_t slot_bytes)
     return std::max<std::size_t>(64, std::min(kSmallSlotBytes, slot_bytes / 4) / 64 * 64);
 }
 
-std::size_t ShmComm::sync_area_bytes(int size)
-{
-    return (kLine + kInlineLine * std::size_t(kSmallRegions)) * std::size_t(size);
-}
+std::size_t ShmComm::sync_area_bytes(int size) { return (kLine + kInlineArea) * std::size_t(size); }
 
 std::size_t ShmComm::segment_bytes(int size, std::size_t slot_bytes)
 {
@@ -70,16 +67,18 @@ std::byte* ShmComm::slot(int region, int rank) const
 
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
 
-// Rank r's inline lines follow the counters' lines, its kSmallRegions lines side by side.
-std::byte* ShmComm::inline_data(int region, int rank) const
+// Rank r's inline slots follow the counters' lines: its kSmallRegions slots of 16 bytes side
+// by side, then those of 32, then those of 64 (at kSmallRegions x (size - 16)).
+std::byte* ShmComm::inline_data(int region, int rank, std::size_t size) const
 {
-    return base_ + kLine * (1 + std::size_t(size_)) +
-           kInlineLine * (std::size_t(rank) * kSmallRegions + std::size_t(region - kLargeRegions));
+    return base_ + kLine * (1 + std::size_t(size_)) + kInlineArea * std::size_t(rank) +
+           std::size_t(kSmallRegions) * (size - 16) + size * std::size_t(region - kLargeRegions);
 }
 
-std::uint64_t& ShmComm::inline_sequence(int region, int rank) const
+// The sequence word ends the slot.
+std::uint64_t& ShmComm::inline_sequence(int region, int rank, std::size_t size) const
 {
-    return *reinterpret_cast<std::uint64_t*>(inline_data(region, rank) + kInlineBytes);
+    return *reinterpret_cast<std::uint64_t*>(inline_data(region, rank, size) + size - sizeof(std::uint64_t));
 }
 
 ShmComm::Mailbox& ShmComm::mailbox(int rank) const
@@ -146,15 +145,15 @@ void ShmComm::publish()
 }
 
 // The sequence word is stored after the data (release): a reader that sees it reads the data.
-void ShmComm::publish_inline(int region)
+void ShmComm::publish_inline(int region, std::size_t size)
 {
-    std::atomic_ref<std::uint64_t>(inline_sequence(region, rank_)).store(phase_ + 1, std::memory_order_release);
+    std::atomic_ref<std::uint64_t>(inline_sequence(region, rank_, size)).store(phase_ + 1, std::memory_order_release);
     publish();
 }
 
-void ShmComm::wait_inline(int region, int q, std::uint64_t phase)
+void ShmComm::wait_inline(int region, int q, std::uint64_t phase, std::size_t size)
 {
-    if (q != rank_) await(inline_sequence(region, q), phase);
+    if (q != rank_) await(inline_sequence(region, q, size), phase);
 }
 
 void ShmComm::wait_for(int q, std::uint64_t phase)
@@ -215,30 +214,33 @@ auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 
 // A chunk in which every rank puts its data and then reads some of the others': through the
 // slots (publish, then wait for every counter) or, for an inline call, through the writers'
-// inline lines (publish the line, then wait for each line read).
+// inline slots (publish the slot, then wait for each slot read).
 struct Exchange {
     ShmComm& shm;
     int region;
-    bool in_line;
-    std::byte* data(int q) const { return in_line ? shm.inline_data(region, q) : shm.slot(region, q); }
+    std::size_t inline_size; // the inline slot's size (ShmComm::inline_slot); 0: through the slots
+    std::byte* data(int q) const
+    {
+        return inline_size != 0 ? shm.inline_data(region, q, inline_size) : shm.slot(region, q);
+    }
     // This rank's data is in place.
     void post() const
     {
-        if (in_line)
-            shm.publish_inline(region);
+        if (inline_size != 0)
+            shm.publish_inline(region, inline_size);
         else
             shm.publish();
     }
     // Through the slots: wait until every rank has posted (inline calls wait in from()).
     void await_all() const
     {
-        if (!in_line) shm.wait_all(shm.phase());
+        if (inline_size == 0) shm.wait_all(shm.phase());
     }
     void publish() const { post(), await_all(); }
     // q's data, once q has published it (after publish()); inline calls wait for q's line here.
     const std::byte* from(int q) const
     {
-        if (in_line) shm.wait_inline(region, q, shm.phase());
+        if (inline_size != 0) shm.wait_inline(region, q, shm.phase(), inline_size);
         return data(q);
     }
 };
@@ -287,10 +289,15 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
     const bool needs_result = root < 0 || shm.rank() == root;
     const std::size_t total = count * es * std::size_t(shm.size());
     const bool whole = root < 0 ? shm.size() == 2 || total <= kWholeReduceBytes : total <= kWholeRootReduceBytes;
-    const bool in_line = whole && shm.fits_inline(count * es);
+    // Inline, an allreduce's slots are a line each: every rank waits for every other in every
+    // call, so a shared line only makes a rank that has finished the call write next to a slot
+    // the others are still reading (8 bytes at np 2: 7% slower packed where the VM was fast,
+    // no difference beyond the noise where slow). A reduce's non-roots run ahead: packed, it
+    // was 1.1-1.2 times faster where fast, 1.6-2.3 where slow (tools/bench/RESULTS.md).
+    const std::size_t inline_size = whole ? shm.inline_slot(count * es, root >= 0) : 0;
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);
-        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        const Exchange x{shm, shm.begin_chunk(chunk), inline_size};
         const int region = x.region;
         mem.copy(x.data(shm.rank()), bytes_of(input) + off * es, n * es);
         if (whole) {
@@ -321,22 +328,22 @@ void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args)
 {
     const bool root = shm.rank() == args.root;
     const std::size_t chunk = shm.chunk_bytes(args.bytes);
-    const bool in_line = shm.fits_inline(args.bytes);
+    const std::size_t inline_size = shm.inline_slot(args.bytes);
     for (std::size_t off = 0; off < args.bytes; off += chunk) {
         const std::size_t n = std::min(chunk, args.bytes - off);
         const int region = shm.begin_chunk(chunk);
-        std::byte* data = in_line ? shm.inline_data(region, args.root) : shm.result(region);
+        std::byte* data = inline_size != 0 ? shm.inline_data(region, args.root, inline_size) : shm.result(region);
         if (root) {
             mem.copy(data, bytes_of(args.buf) + off, n);
         } else {
-            if (in_line) // the root's copy, and only that
-                shm.wait_inline(region, args.root, shm.phase() + 1);
+            if (inline_size != 0) // the root's copy, and only that
+                shm.wait_inline(region, args.root, shm.phase() + 1, inline_size);
             else
                 shm.wait_for(args.root, shm.phase() + 1);
             mem.copy(bytes_of(args.buf) + off, data, n);
         }
-        if (root && in_line)
-            shm.publish_inline(region);
+        if (root && inline_size != 0)
+            shm.publish_inline(region, inline_size);
         else
             shm.publish();
         shm.end_chunk(region);
@@ -355,9 +362,9 @@ void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args)
     auto piece = [&](int q, std::size_t off) {
         return blocks.length(q) > off ? std::min(chunk, blocks.length(q) - off) : 0;
     };
-    const bool in_line = shm.fits_inline(longest);
+    const std::size_t inline_size = shm.inline_slot(longest);
     for (std::size_t off = 0; off < longest; off += chunk) {
-        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        const Exchange x{shm, shm.begin_chunk(chunk), inline_size};
         if (const std::size_t n = piece(me, off)) mem.copy(x.data(me), mine + off, n);
         x.publish();
         for (int q = 0; q < shm.size(); ++q)
@@ -376,14 +383,14 @@ void shm_alltoall(ShmComm& shm, MemoryOps& mem, const AlltoallArgs& args)
     // whole 64-byte lines where they can be, so each rank's piece starts a line of its own.
     // Inline: the P blocks side by side in the line.
     const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * block);
-    const bool in_line = shm.fits_inline(std::size_t(P) * block);
-    std::size_t piece = in_line ? block : chunk / std::size_t(P);
+    const std::size_t inline_size = shm.inline_slot(std::size_t(P) * block);
+    std::size_t piece = inline_size != 0 ? block : chunk / std::size_t(P);
     if (piece >= 64) piece &= ~std::size_t(63);
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < block; off += piece) {
         const std::size_t n = std::min(piece, block - off);
-        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        const Exchange x{shm, shm.begin_chunk(chunk), inline_size};
         std::byte* slot = x.data(me);
         for (int j = 0; j < P; ++j)
             if (j != me) mem.copy(slot + std::size_t(j) * piece, in + std::size_t(j) * block + off, n);
@@ -412,13 +419,14 @@ void shm_reduce_scatter_block(ShmComm& shm, MemoryOps& mem, const ReduceScatterA
     const int P = shm.size(), me = shm.rank();
     const std::size_t es = args.op.elem_size, count = args.counts[0];
     const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * count * es);
-    const std::size_t per_chunk = chunk / (std::size_t(P) * es);       // elements of each block
-    const bool in_line = shm.fits_inline(std::size_t(P) * count * es); // one chunk, blocks side by side
+    const std::size_t per_chunk = chunk / (std::size_t(P) * es); // elements of each block
+    // Inline: one chunk, the blocks side by side.
+    const std::size_t inline_size = shm.inline_slot(std::size_t(P) * count * es);
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off), piece = n * es;
-        const Exchange x{shm, shm.begin_chunk(chunk), in_line};
+        const Exchange x{shm, shm.begin_chunk(chunk), inline_size};
         std::byte* slot = x.data(me);
         for (int j = 0; j < P; ++j)
             mem.copy(slot + std::size_t(j) * piece, in + (std::size_t(j) * count + off) * es, piece);

@@ -12,7 +12,7 @@
 // of running in lockstep). Larger messages go in chunks of slot_bytes through the large
 // regions in turn, so a chunk's copy-in overlaps the copy-out of the previous ones (four
 // rather than two regions made bcasts of 64 KiB - 1 MiB 12-23% faster at 4 ranks here).
-// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB) + P x 1 KiB, about 193 KiB per rank (12.3 MiB at 64
+// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB) + P x 1.75 KiB, about 194 KiB per rank (12.4 MiB at 64
 // ranks), once per communicator that uses shm; a freed communicator's segment is kept for
 // reuse (SegmentPool, shm_segment.hpp), at most coll_loom_shm_pool segments per process.
 //
@@ -25,14 +25,20 @@
 // pipeline instead of running as barriers. A chunk writes its region only once every rank has
 // finished the last chunk that used it (begin_chunk()).
 // Inline calls: where every rank puts at most kInlineBytes (56) in its slot, a call's data
-// goes instead into the writer's 64-byte inline line of the small region, beside a sequence
-// word the writer stores (release) after the data: a reader waits for that word, not for the
-// writer's counter, and finds the data in the same line. One cache line crosses between cores
-// per call where the counter and the slot made two, one after the other: an 8-byte bcast of
-// two processes on this VM took 0.10 us against 0.20 when a line's round trip was slow (about
+// goes instead into the writer's inline slot of the small region, beside a sequence word the
+// writer stores (release) after the data: a reader waits for that word, not for the writer's
+// counter, and finds the data in the same line. One cache line crosses between cores per call
+// where the counter and the slot made two, one after the other: an 8-byte bcast of two
+// processes on this VM took 0.10 us against 0.20 when a line's round trip was slow (about
 // 500 ns), 0.041 against 0.060 when it was fast (loom-shm-inline-bench; tools/bench/RESULTS.md).
-// The counters are still published as in every call, for the regions' turns. A rank's 16
-// lines are adjacent, so back-to-back calls read along them.
+// The inline slots come in three sizes, the smallest that holds the call's data plus the
+// word: 16 bytes (8 of data), 32 (24) and 64 (56), each rank having 16 of each size side by
+// side (kInlineArea). So up to four back-to-back calls share a line: a rank that runs ahead
+// (a bcast's root, a reduce's non-roots) hands the reader one line per four 8-byte calls, as
+// Open MPI's vader packs small messages into its fast boxes. An 8-byte bcast of two processes
+// took 0.071 us against 0.138 with a line per call where a line's round trip was slow, 0.070
+// against 0.094 where it was fast (loom-shm-inline-bench --bytes 8; RESULTS.md).
+// The counters are still published as in every call, for the regions' turns.
 // A waiting rank spins briefly, then yields the CPU and keeps MPI progressing; when the
 // communicator has more ranks than the node has CPUs it yields at once: the rank it waits for
 // needs the core. Open MPI's progress yields too when oversubscribed and idle
@@ -83,6 +89,9 @@ public:
     static constexpr int kLargeRegions = 4;
     static constexpr std::size_t kLine = 128;
     static constexpr std::size_t kInlineLine = 64, kInlineBytes = kInlineLine - sizeof(std::uint64_t);
+    // One rank's inline slots: kSmallRegions of 16, of 32 and of 64 bytes (the 16-byte ones
+    // first), a multiple of kLine.
+    static constexpr std::size_t kInlineArea = std::size_t(kSmallRegions) * (16 + 32 + 64);
     static std::size_t segment_bytes(int size, std::size_t slot_bytes = kSlotBytes);
     // The bytes after the header line that must read zero when a new communicator starts
     // using a segment (the sync counters and the inline lines' sequence words among them).
@@ -152,19 +161,26 @@ public:
     std::byte* result(int region) const;
 
     // Inline calls (at most kInlineBytes in any rank's slot, in a small region): the writer
-    // copies its data to inline_data(region, rank) and calls publish_inline(region) instead
-    // of publish(); a reader waits with wait_inline(region, writer, phase) - the phase the
-    // writer published - and then reads the writer's inline_data.
-    bool fits_inline(std::size_t bytes) const
+    // copies its data to inline_data(region, rank, size) and calls publish_inline(region, size)
+    // instead of publish(); a reader waits with wait_inline(region, writer, phase, size) - the
+    // phase the writer published - and then reads the writer's inline_data. `size` is the
+    // inline slot's, inline_slot(bytes), the same on every rank.
+    // The inline slot of a call that puts at most `bytes` in any rank's slot: 16, 32 or 64
+    // (the smallest that holds them and the sequence word; 64 unless `pack`), or 0 (not
+    // inline). Every rank must ask with the same bytes and pack.
+    std::size_t inline_slot(std::size_t bytes, bool pack = true) const
     {
-        return inline_ && bytes <= kInlineBytes && small_slot_bytes_ != slot_bytes_;
+        if (inline_ == InlineMode::off || bytes > kInlineBytes || small_slot_bytes_ == slot_bytes_) return 0;
+        if (inline_ == InlineMode::lines || !pack) return kInlineLine;
+        return bytes <= 8 ? 16 : bytes <= 24 ? 32 : 64;
     }
-    // Inline calls on (the default) or off, the same on every rank between calls: for
-    // measuring what they save (tools/dev/shm_inline_bench.cpp).
-    void set_inline(bool on) { inline_ = on; }
-    std::byte* inline_data(int region, int rank) const;
-    void publish_inline(int region);
-    void wait_inline(int region, int q, std::uint64_t phase);
+    // Inline calls packed (the default), one line per call, or off; the same on every rank
+    // between calls: for measuring what they save (tools/dev/shm_inline_bench.cpp).
+    enum class InlineMode { packed, lines, off };
+    void set_inline(InlineMode mode) { inline_ = mode; }
+    std::byte* inline_data(int region, int rank, std::size_t size) const;
+    void publish_inline(int region, std::size_t size);
+    void wait_inline(int region, int q, std::uint64_t phase, std::size_t size);
 
     // Each rank's mailbox, in the second half of its counter's line: written by its owner
     // before a publish(), read by the others after waiting for that phase. The single-copy
@@ -201,7 +217,7 @@ public:
 private:
     static constexpr int kRegions = kLargeRegions + kSmallRegions;
     std::uint64_t& counter(int rank) const;
-    std::uint64_t& inline_sequence(int region, int rank) const;
+    std::uint64_t& inline_sequence(int region, int rank, std::size_t size) const;
     // Waits until `word` (another rank's counter or sequence) is >= phase; returns its value.
     std::uint64_t await(std::uint64_t& word, std::uint64_t phase);
     std::unique_ptr<ShmSegment> segment_;
@@ -218,7 +234,7 @@ private:
     ProgressFn progress_ = nullptr;
     void* progress_ctx_ = nullptr;
     bool cooperative_ = false;
-    bool inline_ = true;
+    InlineMode inline_ = InlineMode::packed;
 };
 
 // One call's hold on the communicator's segment (the shm and cma entries): waits for the

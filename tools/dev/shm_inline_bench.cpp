@@ -1,16 +1,18 @@
-// loom-shm-inline-bench: what shm's inline lines save (algorithms/shm.hpp, "Inline calls"):
-// the same tiny calls with inline calls on and off, alternating, between two processes over
-// one shared mapping, pinned to CPUs 0 and 1 - no MPI, so nothing but the protocol differs.
+// loom-shm-inline-bench: what shm's inline slots save (algorithms/shm.hpp, "Inline calls"):
+// the same tiny calls with inline slots packed (the default: up to four calls share a line),
+// one line per call, and off (through the slots), in turn, between two processes over one
+// shared mapping, pinned to CPUs 0 and 1 - no MPI, so nothing but the protocol differs.
 //
 //   loom-shm-inline-bench [--bytes 8] [--calls 50000] [--blocks 8]
 //
 // Per collective (bcast and reduce from rank 0, allreduce, allgather, alltoall; doubles, sum,
 // --bytes per rank: loom's message size, but allgather's and alltoall's blocks are --bytes / 2),
-// --blocks pairs of runs of --calls calls each, inline first in even blocks and slots first in
-// odd ones; prints each block's microseconds per call (inline / slots) and the medians. On a
-// machine whose speed changes over seconds (loom's development VM: run loom-core-rtt before and
-// after), compare the two columns of one block. --bytes above 56 (ShmComm::kInlineBytes) measure
-// the slots twice. Exit status 2: bad arguments or no two CPUs to pin to.
+// --blocks triples of runs of --calls calls each, the three modes in a rotating order; prints
+// each block's microseconds per call (packed / lines / slots) and the medians. On a machine
+// whose speed changes over seconds (loom's development VM: run loom-core-rtt before and after),
+// compare the columns of one block. --bytes above 24 measure packed and lines alike (a call of
+// 25-56 bytes has a line of its own), above 56 (ShmComm::kInlineBytes) all three alike.
+// Exit status 2: bad arguments or no two CPUs to pin to.
 #include "reduce_kernels.hpp"
 #include "shm.hpp"
 
@@ -109,17 +111,20 @@ int main(int argc, char** argv)
     HostMemory mem;
     const Reduction sum = *find_kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE);
     std::vector<double> in(bytes / 8 + 1, 1.0), out(bytes / 4 + 1);
-    std::vector<double> us[2][kCollectives]; // [inline, slots][collective], this rank's
+    constexpr int kModes = 3;
+    const ShmComm::InlineMode modes[kModes] = {ShmComm::InlineMode::packed, ShmComm::InlineMode::lines,
+                                               ShmComm::InlineMode::off};
+    std::vector<double> us[kModes][kCollectives]; // [mode][collective], this rank's
     for (long b = 0; b < blocks; ++b)
         for (int c = 0; c < kCollectives; ++c)
-            for (int k = 0; k < 2; ++k) {
-                const int slots = int(b % 2 == 0 ? k : 1 - k);
-                shm.set_inline(slots == 0);
+            for (int k = 0; k < kModes; ++k) {
+                const int m = int((b + k) % kModes);
+                shm.set_inline(modes[m]);
                 shm_barrier(shm);
                 const double t0 = now();
                 for (long i = 0; i < calls; ++i) call(c, shm, mem, sum, bytes, in, out);
                 shm_barrier(shm);
-                us[slots][c].push_back((now() - t0) / double(calls) * 1e6);
+                us[m][c].push_back((now() - t0) / double(calls) * 1e6);
             }
     if (rank == 1) { // the slower rank's time counts, as loom-bench's does
         for (auto& per : us)
@@ -138,11 +143,14 @@ int main(int argc, char** argv)
     int status = 0;
     waitpid(child, &status, 0);
     std::printf("shm between two processes on CPUs 0 and 1, %zu bytes, %ld calls per run: microseconds per call, "
-                "inline / slots\n",
+                "packed / lines / slots\n",
                 bytes, calls);
     for (int c = 0; c < kCollectives; ++c) {
-        std::printf("%-10s median %.3f / %.3f   blocks:", kNames[c], median(us[0][c]), median(us[1][c]));
-        for (long b = 0; b < blocks; ++b) std::printf(" %.3f/%.3f", us[0][c][std::size_t(b)], us[1][c][std::size_t(b)]);
+        std::printf("%-10s median %.3f / %.3f / %.3f   blocks:", kNames[c], median(us[0][c]), median(us[1][c]),
+                    median(us[2][c]));
+        for (long b = 0; b < blocks; ++b)
+            std::printf(" %.3f/%.3f/%.3f", us[0][c][std::size_t(b)], us[1][c][std::size_t(b)],
+                        us[2][c][std::size_t(b)]);
         std::printf("\n");
     }
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
