@@ -12,7 +12,7 @@
 // of running in lockstep). Larger messages go in chunks of slot_bytes through the large
 // regions in turn, so a chunk's copy-in overlaps the copy-out of the previous ones (four
 // rather than two regions made bcasts of 64 KiB - 1 MiB 12-23% faster at 4 ranks here).
-// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB) + P x 1.75 KiB, about 194 KiB per rank (12.4 MiB at 64
+// Memory: (P + 1) x (128 B + 4 x 32 KiB + 16 x 4 KiB) + P x 1.75 KiB, about 194 KiB per rank (12.3 MiB at 64
 // ranks), once per communicator that uses shm; a freed communicator's segment is kept for
 // reuse (SegmentPool, shm_segment.hpp), at most coll_loom_shm_pool segments per process.
 //
