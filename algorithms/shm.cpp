@@ -381,7 +381,7 @@ void shm_alltoall(ShmComm& shm, MemoryOps& mem, const AlltoallArgs& args)
     if (block == 0) return;
     // A slot holds one piece of every block this rank sends: piece j for rank j. Pieces in
     // whole 64-byte lines where they can be, so each rank's piece starts a line of its own.
-    // Inline: the P blocks side by side in the line.
+    // Inline: the P blocks side by side in the inline slot.
     const std::size_t chunk = shm.chunk_bytes(std::size_t(P) * block);
     const std::size_t inline_size = shm.inline_slot(std::size_t(P) * block);
     std::size_t piece = inline_size != 0 ? block : chunk / std::size_t(P);

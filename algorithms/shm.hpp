@@ -36,8 +36,9 @@
 // side (kInlineArea). So up to four back-to-back calls share a line: a rank that runs ahead
 // (a bcast's root, a reduce's non-roots) hands the reader one line per four 8-byte calls, as
 // Open MPI's vader packs small messages into its fast boxes. An 8-byte bcast of two processes
-// took 0.071 us against 0.138 with a line per call where a line's round trip was slow, 0.070
-// against 0.094 where it was fast (loom-shm-inline-bench --bytes 8; RESULTS.md).
+// took 0.074 us against 0.158 with a line per call where a line's round trip was slow, 0.031
+// against 0.041 where it was fast (loom-shm-inline-bench --bytes 8; RESULTS.md, "Tiny calls
+// packed four to a line"). An allreduce keeps a line per slot (reduce_chunks in shm.cpp).
 // The counters are still published as in every call, for the regions' turns.
 // A waiting rank spins briefly, then yields the CPU and keeps MPI progressing; when the
 // communicator has more ranks than the node has CPUs it yields at once: the rank it waits for
@@ -94,7 +95,7 @@ public:
     static constexpr std::size_t kInlineArea = std::size_t(kSmallRegions) * (16 + 32 + 64);
     static std::size_t segment_bytes(int size, std::size_t slot_bytes = kSlotBytes);
     // The bytes after the header line that must read zero when a new communicator starts
-    // using a segment (the sync counters and the inline lines' sequence words among them).
+    // using a segment (the sync counters and the inline slots' sequence words among them).
     static std::size_t sync_area_bytes(int size);
     // The small slots: kSmallSlotBytes, or a quarter of slot_bytes if that is less (tests
     // with tiny slots), in whole lines of 64 bytes (at least 64).

@@ -11,6 +11,7 @@
 
 #include "loom_catch.hpp"
 
+#include <algorithm>
 #include <dirent.h>
 #include <set>
 #include <string>
@@ -294,4 +295,45 @@ TEST_CASE("shm turns: calls run in the order their turns were taken; abandoned t
     CHECK(net.progressed == 0);
     turns.abandon(d); // abandoned on its turn: over at once
     CHECK(turns.is_turn(turns.take()));
+}
+
+TEST_CASE("shm inline slots: the smallest size that holds the data, disjoint, inside the zeroed sync area", "[shm]")
+{
+    for (int P : {1, 2, 3, 8}) {
+        INFO("P = " << P);
+        std::vector<std::uint64_t> memory(ShmComm::segment_bytes(P) / sizeof(std::uint64_t) + 1, 0);
+        auto* base = reinterpret_cast<std::byte*>(memory.data());
+        ShmComm shm(base, 0, P);
+        // 8 bytes of data + the sequence word in 16, 24 in 32, 56 in 64; no more inline.
+        CHECK(shm.inline_slot(0) == 16);
+        CHECK(shm.inline_slot(8) == 16);
+        CHECK(shm.inline_slot(9) == 32);
+        CHECK(shm.inline_slot(24) == 32);
+        CHECK(shm.inline_slot(25) == 64);
+        CHECK(shm.inline_slot(ShmComm::kInlineBytes) == 64);
+        CHECK(shm.inline_slot(ShmComm::kInlineBytes + 1) == 0);
+        CHECK(shm.inline_slot(8, false) == 64); // unpacked: a line each
+        shm.set_inline(ShmComm::InlineMode::lines);
+        CHECK(shm.inline_slot(8) == 64);
+        shm.set_inline(ShmComm::InlineMode::off);
+        CHECK(shm.inline_slot(8) == 0);
+        // Every slot of every rank, region and size: aligned to its size, disjoint from every
+        // other, and inside the area that reads zero for a new communicator (after the
+        // counters' lines).
+        const std::byte* first = base + ShmComm::kLine * (1 + std::size_t(P));
+        const std::byte* end = base + ShmComm::kLine + ShmComm::sync_area_bytes(P);
+        std::vector<std::pair<const std::byte*, const std::byte*>> slots;
+        constexpr int kFirstSmall = ShmComm::kLargeRegions, kEndSmall = kFirstSmall + ShmComm::kSmallRegions;
+        for (int r = 0; r < P; ++r)
+            for (int region = kFirstSmall; region < kEndSmall; ++region)
+                for (std::size_t size : {16, 32, 64}) {
+                    const std::byte* s = shm.inline_data(region, r, size);
+                    CHECK(std::size_t(s - base) % size == 0);
+                    CHECK(s >= first);
+                    CHECK(s + size <= end);
+                    slots.emplace_back(s, s + size);
+                }
+        std::sort(slots.begin(), slots.end());
+        for (std::size_t i = 1; i < slots.size(); ++i) CHECK(slots[i - 1].second <= slots[i].first);
+    }
 }
