@@ -5,8 +5,9 @@
 //
 //   loom-shm-inline-bench [--bytes 8] [--calls 50000] [--blocks 8]
 //
-// Per collective (bcast and reduce from rank 0, allreduce, allgather, alltoall; doubles, sum,
-// --bytes per rank: loom's message size, but allgather's and alltoall's blocks are --bytes / 2),
+// Per collective (bcast and reduce from rank 0, allreduce, allgather, alltoall,
+// reduce_scatter_block ("rsb"); doubles, sum, --bytes per rank: loom's message size, but
+// allgather's and alltoall's blocks are --bytes / 2, and rsb's --bytes / 16 doubles),
 // --blocks triples of runs of --calls calls each, the three modes in a rotating order; prints
 // each block's microseconds per call (packed / lines / slots) and the medians. On a machine
 // whose speed changes over seconds (loom's development VM: run loom-core-rtt before and after),
@@ -40,8 +41,8 @@ double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-const char* const kNames[] = {"bcast", "reduce", "allreduce", "allgather", "alltoall"};
-constexpr int kCollectives = 5;
+const char* const kNames[] = {"bcast", "reduce", "allreduce", "allgather", "alltoall", "rsb"};
+constexpr int kCollectives = 6;
 
 // One call of collective c on `bytes` per rank.
 void call(int c, ShmComm& shm, MemoryOps& mem, const Reduction& sum, std::size_t bytes, std::vector<double>& in,
@@ -56,7 +57,12 @@ void call(int c, ShmComm& shm, MemoryOps& mem, const Reduction& sum, std::size_t
         shm_allgather(shm, mem, AllgatherArgs{in.data(), out.data(), blocks});
         break;
     }
-    default: shm_alltoall(shm, mem, AlltoallArgs{in.data(), out.data(), bytes / 2}); break;
+    case 4: shm_alltoall(shm, mem, AlltoallArgs{in.data(), out.data(), bytes / 2}); break;
+    default: {
+        const std::size_t counts[] = {bytes / 16, bytes / 16};
+        shm_reduce_scatter_block(shm, mem, ReduceScatterArgs{in.data(), out.data(), counts, sum});
+        break;
+    }
     }
 }
 
