@@ -4,7 +4,8 @@
 // integration tests run it between processes). Every collective (reduce to a middle rank too)
 // at every P of comm_sizes(),
 // counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks;
-// then that nothing but the set-up went through messages, and that one rank refusing single
+// then that nothing but the set-up went through messages, which ranks take a bounce buffer for
+// their reduction, and that one rank refusing single
 // copy turns it off on every rank alike. The same runs again through a mapping (SameProcessMap:
 // the view of an address is the address), the path XPMEM takes, where each rank reduces
 // straight from the others' buffers; and one rank that cannot map turns the mapping off on
@@ -146,6 +147,34 @@ TEST_CASE("cma: every collective, every P, counts 0 to several pieces, in place 
             const RunStats stats = run_all(P, count);
             // The segment's set-up is the only traffic: the data went through process_vm_readv.
             CHECK(total_messages(stats) == 3 * std::size_t(P - 1));
+        }
+    }
+}
+
+TEST_CASE("cma: a rank's reduction takes a bounce buffer only where it reads more than one term", "[cma]")
+{
+    // reduce_from_all reads the first term straight into the output and the later ones
+    // through a buffer of one piece (64 KiB): at 2 ranks rank 0 has no later term, the last
+    // rank one; at 3 ranks every rank has one.
+    const std::size_t count = 3 * 16384 + 5; // int32: several pieces
+    const Reduction sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
+    for (int P : {2, 3}) {
+        INFO("P = " << P);
+        const auto ints = all_inputs(P, count, typed_input<std::int32_t>());
+        const Bytes want = fold(sum, ints, count);
+        std::vector<std::size_t> peaks(std::size_t(P), 0);
+        run_ranks(P, [&](InprocTransport& net) {
+            const auto R = std::size_t(net.rank());
+            shm_setup(net, SingleCopy::cma_only);
+            CountingMemory mem;
+            Bytes out(count * 4);
+            cma_allreduce(net, mem, AllreduceArgs{ints[R].data(), out.data(), count, sum});
+            rank_check_bytes(out, want, "allreduce int32 sum", 4);
+            peaks[R] = mem.peak();
+        });
+        for (int r = 0; r < P; ++r) {
+            INFO("rank " << r);
+            CHECK(peaks[std::size_t(r)] == (P == 2 && r == 0 ? 0 : 64 * 1024));
         }
     }
 }
