@@ -68,7 +68,9 @@ std::byte* ShmComm::slot(int region, int rank) const
 std::byte* ShmComm::result(int region) const { return slot(region, size_); }
 
 // Rank r's inline slots follow the counters' lines: its kSmallRegions slots of 16 bytes side
-// by side, then those of 32, then those of 64 (at kSmallRegions x (size - 16)).
+// by side, then those of 32, then those of 64. The sizes before `size` add up to size - 16
+// (0, 16, 16 + 32), so its slots start at kSmallRegions x (size - 16) in the rank's area
+// (the unit test "shm inline slots" checks the layout).
 std::byte* ShmComm::inline_data(int region, int rank, std::size_t size) const
 {
     return base_ + kLine * (1 + std::size_t(size_)) + kInlineArea * std::size_t(rank) +
