@@ -250,7 +250,8 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) { \
         opal_output(0,                                                                     \
                     "coll:loom: no other component provides " #name " on %s; loom needs "  \
-                    "one to fall back to (use --mca coll loom,tuned,basic,libnbc,self)",   \
+                    "one to fall back to (run without --mca coll, or name "                 \
+                    "loom,inter,tuned,basic,libnbc,self)",                                  \
                     comm->c_name);                                                         \
         return OMPI_ERROR;                                                                 \
     }

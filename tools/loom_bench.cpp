@@ -1,7 +1,7 @@
 // loom-bench: times MPI collectives with each of loom's algorithms forced in turn, with loom's own
 // choice, or (in a job without loom) with Open MPI's default, side by side in one job.
 //
-//   mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench
+//   mpirun -np N [--mca coll loom,inter,tuned,basic,libnbc,self] loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
@@ -102,7 +102,7 @@ using loom::tools::parse_size;
 namespace bench = loom::bench;
 
 const char* const kUsage =
-    "usage: mpirun -np N [--mca coll loom,tuned,basic,libnbc,self] loom-bench\n"
+    "usage: mpirun -np N [--mca coll loom,inter,tuned,basic,libnbc,self] loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
     "                         (also allgatherv, reduce_scatter, alltoall)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"

@@ -59,7 +59,7 @@ class Jobs:
         if nproc > (os.cpu_count() or 1) and not placed:
             common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
         self.jobs = {
-            "loom": common + ["--mca", "coll", "loom,tuned,basic,libnbc,self",
+            "loom": common + ["--mca", "coll", "loom,inter,tuned,basic,libnbc,self",
                               "--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
             # Only Open MPI's own components are visible: an installed copy of loom is hidden too.
             "ompi": common + ["--mca", "coll", "tuned,basic,libnbc,self",

@@ -161,7 +161,7 @@ int run_check(const Options& o, int rank, int size)
     const loom::sim::Model model = loom::sim::load_model(o.model_path);
     loom::tools::LoomCounters probe;
     if (!probe.open("allreduce"))
-        throw std::runtime_error("loom is not loaded (run with --mca coll loom,tuned,basic,libnbc,self)");
+        throw std::runtime_error("loom is not loaded (run with --mca coll loom,inter,tuned,basic,libnbc,self)");
     const std::size_t segment = read_cvar("coll_loom_segment_size").value_or(256 * 1024);
     const std::size_t pat_buffer = read_cvar("coll_loom_pat_buffer_size").value_or(1024 * 1024);
     Buffers buffers(*std::max_element(o.sizes.begin(), o.sizes.end()));
