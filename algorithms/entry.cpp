@@ -38,12 +38,13 @@ extern "C" void loom_shm_pool_limit(std::size_t segments) { SegmentPool::instanc
 extern "C" void loom_shm_pool_drain(void) { SegmentPool::instance().drain(); }
 extern "C" std::size_t loom_shm_segment_bytes(int comm_size) { return ShmComm::segment_bytes(comm_size); }
 
-extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy)
+extern "C" int loom_shm_setup(const loom_transport_t* transport, int single_copy, int refuse)
 {
     int ready = 0;
     const int rc = guarded([&] {
         CallbackTransport net(*transport);
-        if (shm_setup(net, single_copy_from(single_copy))) ready = loom_shm_verdict(*transport->shared_state);
+        if (shm_setup(net, single_copy_from(single_copy), refuse != 0))
+            ready = loom_shm_verdict(*transport->shared_state);
     });
     return rc != LOOM_SUCCESS ? rc : ready;
 }

@@ -224,9 +224,11 @@ size_t loom_shm_segment_bytes(int comm_size);
  * usable else CMA, 2 CMA only; coll_loom_single_copy). Returns 0 if the segment cannot be had,
  * else LOOM_SHM_SEGMENT, with LOOM_SHM_SINGLE_COPY added if every rank may read every other's
  * memory, and LOOM_SHM_MAPPED if it does so through XPMEM mappings (the same answer on every
- * rank); or an error code (< 0). */
+ * rank); or an error code (< 0). refuse: 1 if this rank will not map it (a local bound); the
+ * set-up then fails on every rank. Also makes a persistent request's own segment, which
+ * shared_state points at instead of the communicator's. */
 enum { LOOM_SHM_SEGMENT = 1, LOOM_SHM_SINGLE_COPY = 2, LOOM_SHM_MAPPED = 4 };
-int loom_shm_setup(const loom_transport_t *transport, int single_copy);
+int loom_shm_setup(const loom_transport_t *transport, int single_copy, int refuse);
 
 /* What the segment in `state` (a transport's *shared_state; NULL: none) offers: 0 if there is
  * none (it could not be had, or its set-up has not ended), else LOOM_SHM_* bits as above. */

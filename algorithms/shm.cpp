@@ -488,9 +488,9 @@ std::unique_ptr<ShmSegment> offer_segment(int P, std::size_t bytes)
 std::atomic<bool> refusing{false}; // shm_refuse_segments
 
 // Every rank returns the same verdict: rank 0 decides from everyone's answer.
-std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
+std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy, bool refuse_this = false)
 {
-    const bool refuse = refusing.load(std::memory_order_relaxed);
+    const bool refuse = refuse_this || refusing.load(std::memory_order_relaxed);
     const int P = net.size(), me = net.rank();
     const std::size_t bytes = ShmComm::segment_bytes(P);
     std::string error;
@@ -542,13 +542,13 @@ std::unique_ptr<ShmComm> establish(Transport& net, SingleCopy single_copy)
 }
 
 // The communicator's ShmComm, set up on first use; null if shared memory is unavailable.
-ShmComm* shm_of(Transport& net, SingleCopy single_copy = SingleCopy::off)
+ShmComm* shm_of(Transport& net, SingleCopy single_copy = SingleCopy::off, bool refuse = false)
 {
     void** slot = net.shared_state();
     if (slot == nullptr) return nullptr;
     if (*slot == nullptr) {
         auto state = std::make_unique<ShmState>();
-        state->comm = establish(net, single_copy);
+        state->comm = establish(net, single_copy, refuse);
         *slot = state.release();
     }
     return static_cast<ShmState*>(*slot)->comm.get();
@@ -560,7 +560,7 @@ void shm_release(void* state) { delete static_cast<ShmState*>(state); }
 
 ShmComm* shm_state_comm(void* state) { return static_cast<ShmState*>(state)->comm.get(); }
 
-bool shm_setup(Transport& net, SingleCopy single_copy) { return shm_of(net, single_copy) != nullptr; }
+bool shm_setup(Transport& net, SingleCopy single_copy, bool refuse) { return shm_of(net, single_copy, refuse) != nullptr; }
 
 ShmComm* shm_comm(Transport& net)
 {

@@ -313,7 +313,9 @@ inline SingleCopy single_copy_from(int single_copy)
 {
     return single_copy == 1 ? SingleCopy::any : single_copy == 2 ? SingleCopy::cma_only : SingleCopy::off;
 }
-bool shm_setup(Transport& net, SingleCopy single_copy = SingleCopy::off);
+// `refuse`: this rank will not map a segment for this set-up (a persistent request's own segment
+// past coll_loom_shm_persistent_max, a local bound); the set-up then fails on every rank alike.
+bool shm_setup(Transport& net, SingleCopy single_copy = SingleCopy::off, bool refuse = false);
 
 // The segment set up inside an operation (a non-blocking call's: it may run after the call
 // returned, and ends at different times on different ranks), in two steps:

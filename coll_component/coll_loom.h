@@ -50,6 +50,9 @@ typedef struct mca_coll_loom_component_t {
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */
     int shm_refuse;         /* coll_loom_shm_refuse: testing, this process refuses segments */
     int shm_max_mib;        /* coll_loom_shm_max_mib: the largest segment set up; 0: none */
+    int shm_persistent_max; /* coll_loom_shm_persistent_max: persistent requests with a segment of
+                               their own alive at once in this process */
+    int persistent_segments; /* how many are alive now (atomic) */
     int single_copy;        /* coll_loom_single_copy: 0 never, 1 XPMEM or CMA, 2 CMA only (the cma algorithms) */
     char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
     bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */

@@ -134,13 +134,12 @@ static void make_segment(const loom_call_t *call, struct ompi_communicator_t *co
         loom_pml_transport_t transport;
         loom_pml_transport_init(&transport, comm, module, tags[coll]);
         transport.ops.shared_state = &module->shm;
-        ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy);
+        ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy, 0);
         rc = loom_pml_transport_fini(&transport);
         if (ready < 0 || OMPI_SUCCESS != rc) ready = 0;
     }
     loom_adopt_segment(module, ready);
-    loom_note_segment(comm, module, ready, !module->segment_allowed,
-                      LOOM_FORM_PERSISTENT == call->form ? "by a persistent request's init, " : "");
+    loom_note_segment(comm, module, ready, !module->segment_allowed, "");
 }
 
 /* Counts a call that wants the segment: 1 if the segment is due now - at the
@@ -187,15 +186,56 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
 
 /* ---- run ---- */
 
-/* The chooser for non-blocking and persistent calls (coll_loom_request.c): the shared segment,
- * taken in turns (loom_shm_take_turn), and no single copy.
+/* A persistent request's own segment, in *slot, set up inside its init (every rank of comm is
+ * there: the init is nonlocal). A rank with coll_loom_shm_persistent_max segments of persistent
+ * requests alive refuses it, and the set-up's agreement makes that the verdict of every rank.
+ * The verdict's bits (0: none). */
+static int make_own_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                            void **slot)
+{
+    if (!module->segment_allowed) return 0;
+    const int live = __atomic_load_n(&mca_coll_loom_component.persistent_segments, __ATOMIC_RELAXED);
+    loom_pml_transport_t transport;
+    loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
+    transport.ops.shared_state = slot;
+    int ready = loom_shm_setup(&transport.ops, 0, live >= mca_coll_loom_component.shm_persistent_max);
+    const int rc = loom_pml_transport_fini(&transport);
+    if (ready < 0 || OMPI_SUCCESS != rc) ready = 0;
+    loom_count_call(0 != ready ? &mca_coll_loom_component.segments_set_up
+                               : &mca_coll_loom_component.segments_unavailable);
+    if (0 != ready) {
+        __atomic_fetch_add(&mca_coll_loom_component.persistent_segments, 1, __ATOMIC_RELAXED);
+    } else { /* the state of a set-up that failed: nothing of it is kept */
+        loom_shm_release(*slot);
+        *slot = NULL;
+    }
+    if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
+        opal_output(mca_coll_loom_component.output,
+                    "coll:loom: shared-memory segment of a persistent request on %s %s", comm->c_name,
+                    0 != ready ? "set up"
+                               : "unavailable (a rank could not map it, or has coll_loom_shm_persistent_max "
+                                 "segments of persistent requests)");
+    return ready;
+}
+
+/* The chooser for non-blocking and persistent calls (coll_loom_request.c): no single copy.
  *
- * A persistent request's init is nonlocal (MPI 4.1 section 7.13, 6.13 in MPI 4.0:
- * "initialization calls for MPI persistent collective operations are nonlocal and follow all
- * the existing rules for collective operations"; loom applies the same to Open MPI 4.1's
- * MPIX_*_init), so an init that wants the segment makes it at once, as a blocking call does -
- * at once rather than at the coll_loom_shm_min_calls-th, since a persistent request is made to
- * be started many times - and one that finds it PENDING waits for its set-up.
+ * A persistent request never uses the communicator's segment: MPI lets ranks start persistent
+ * collectives in different orders (MPI 4.0 section 6.13; only the inits are ordered), and
+ * between blocking calls at different places, while the calls on a segment take turns in one
+ * order on every rank (ShmTurns): rank 0 starting a bcast then a barrier, rank 1 the barrier
+ * first, would each wait for the other. So a persistent request that the rules would serve on
+ * shared memory gets a segment of its own, set up inside its init (nonlocal: MPI 4.1 section
+ * 7.13, "initialization calls for MPI persistent collective operations are nonlocal and follow
+ * all the existing rules for collective operations"; loom applies the same to Open MPI 4.1's
+ * MPIX_*_init) into *own_segment, used by no other call: its starts follow each other, so it
+ * needs no turns and no order. The communicator's info key
+ * mpi_assert_strict_persistent_collective_ordering would not let persistent requests share the
+ * communicator's segment either, since it orders starts among themselves only, not against
+ * blocking and non-blocking calls.
+ *
+ * Non-blocking calls use the communicator's segment, taken in turns (loom_shm_take_turn) in the
+ * order of the MPI calls, which MPI makes the same on every rank.
  *
  * A non-blocking call is local (MPI_Iallreduce returns whether or not the other ranks called),
  * so it cannot wait for the set-up, which would also end at different times on different
@@ -207,7 +247,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
  * rank decides the same, whatever its set-up's progress; a blocking call or persistent init
  * ends the PENDING state where every rank reaches it. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                                 const char **why, const char **rule)
+                                 void **own_segment, const char **why, const char **rule)
 {
     void *rules = mca_coll_loom_rules(comm, module);
     if (NULL == rules) {
@@ -216,19 +256,23 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
     }
     const char *forced = mca_coll_loom_component.forced[call->coll];
     const int persistent = LOOM_FORM_PERSISTENT == call->form;
-    if (persistent && LOOM_SEGMENT_PENDING == module->segment) mca_coll_loom_settle_segment(module);
-    call->segment = module->segment;
+    call->segment = persistent ? LOOM_SEGMENT_NOT_YET : module->segment;
     call->single_copy = LOOM_SINGLE_COPY_OFF;
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
     if (persistent) {
-        make_segment(call, comm, module);
-    } else {
-        if (!segment_due(module, forced)) return algorithm;
-        if (OMPI_SUCCESS != mca_coll_loom_begin_segment(comm, module)) {
-            *why = "out of memory for setting up the shared-memory segment";
-            return NULL;
-        }
+        call->segment = 0 != make_own_segment(call, comm, module, own_segment) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
+        call->segment_bytes = call->buffer_bytes = 0;
+        algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+        /* Still set: the decision took a set-up every rank joined, so it is never remembered for
+         * repeats (a repeat found on some ranks only would skip it there). */
+        call->wants_segment = 1;
+        return algorithm;
+    }
+    if (!segment_due(module, forced)) return algorithm;
+    if (OMPI_SUCCESS != mca_coll_loom_begin_segment(comm, module)) {
+        *why = "out of memory for setting up the shared-memory segment";
+        return NULL;
     }
     return choose_again(call, comm, module, forced, rules, 0, why, rule);
 }

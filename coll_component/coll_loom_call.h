@@ -156,10 +156,11 @@ static inline void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct
     if (mca_coll_loom_component.verbose >= 2) loom_report_declined(kind, coll, comm, why);
 }
 /* The chooser for calls that may overlap others on the communicator (non-blocking and
- * persistent): no single copy; a non-blocking call may start setting the segment up
- * (mca_coll_loom_begin_segment). NULL and *why if loom hands the call on. */
+ * persistent): no single copy; a non-blocking call may start setting the communicator's
+ * segment up (mca_coll_loom_begin_segment); a persistent one never uses it, but may get a
+ * segment of its own, set up in *own_segment. NULL and *why if loom hands the call on. */
 const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                                 const char **why, const char **rule);
+                                 void **own_segment, const char **why, const char **rule);
 /* The verbose line (rank 0, coll_loom_verbose >= 1) saying how comm's segment set-up ended:
  * `verdict` as loom_shm_setup returns it (0: unavailable), `refused` if the segment was too
  * large to be set up at all; `by` says what set it up ("by a persistent request's init, "; "" for a blocking call). */

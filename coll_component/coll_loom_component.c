@@ -40,6 +40,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .shm_min_calls = 16,
     .shm_pool = 4,
     .shm_max_mib = 1024,
+    .shm_persistent_max = 8,
     .single_copy = 1,
 };
 
@@ -148,6 +149,17 @@ static int loom_register(void)
         "segments at all",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_max_mib);
+
+    mca_coll_loom_component.shm_persistent_max = 8;
+    (void)mca_base_component_var_register(
+        c, "shm_persistent_max",
+        "Persistent requests (MPI_Allreduce_init & co.) that may have a shared-memory segment of "
+        "their own alive at once in each process (ranks may start persistent requests in any "
+        "order, so they never share the communicator's segment). A request made past the bound "
+        "is served without shared memory. Each segment takes about 193 KiB per rank of its "
+        "communicator. 0: persistent requests never use shared memory",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.shm_persistent_max);
 
     /* An enumerator: Open MPI itself rejects any other value, naming the parameter. */
     static const mca_base_var_enum_value_t single_copy_values[] = {{0, "never"}, {1, "auto"}, {2, "cma"}, {0, NULL}};

@@ -23,8 +23,10 @@
  * progresses every operation, so completing them in any order cannot deadlock. A
  * non-blocking call cannot wait for the segment's set-up, which ends at different times on
  * different ranks: it starts the set-up as an operation of its own holding the segment's first
- * turn (mca_coll_loom_begin_segment, below); a persistent request's init, which MPI makes
- * nonlocal, makes it at once (loom_choose_unshared). No single copy for operations. Each
+ * turn (mca_coll_loom_begin_segment, below). Persistent requests take no turns: ranks may start
+ * them in different orders (MPI 4.0 section 6.13), so one served on shared memory runs on a
+ * segment of its own, made in its init (nonlocal; loom_choose_unshared), used by nothing else.
+ * No single copy for operations. Each
  * operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
@@ -32,8 +34,11 @@
  * for the same operation, and completing them in any order cannot deadlock: every running
  * operation advances whenever any MPI call progresses.
  *
+ * What an application may free once the call returns - count and displacement arrays,
+ * user-defined datatypes and ops - the request copies or holds (keep_arguments), as libnbc does.
+ *
  * Persistent requests keep their decision, their described call (buffers, counts, datatype
- * plan) and their tag from init, and their operation with its scratch memory from one start
+ * plan), their tag and their own segment (if any) from init, and their operation with its scratch memory from one start
  * to the next (loom_resumable_restart; a new fiber on a pooled stack each start).
  *
  * Bound: at most coll_loom_nonblocking_max operations run at once per process; a later one
@@ -79,8 +84,15 @@ typedef struct loom_request_t {
     ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
     int inner_running;          /* inner is started and not yet seen complete */
     int setup;                  /* the operation sets up the segment (mca_coll_loom_begin_segment) */
-    int has_turn;               /* runs on the shared segment, in the turn below */
+    void *own_shm;              /* persistent: its own segment (loom_choose_unshared), or NULL */
+    int has_turn;               /* runs on the communicator's segment, in the turn below */
     uint64_t segment_turn;      /* taken at the MPI call (MPI_I..., MPI_Start): loom_shm_take_turn */
+    /* The call's own copies of its count and displacement arrays (mpi points at them), and the
+     * user-defined datatypes and op it holds a reference to (NULL: none or predefined): see
+     * keep_arguments. */
+    int *arrays;
+    int inline_arrays[2 * 32];
+    void *held[3];
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);
@@ -98,8 +110,65 @@ static int handed_on_count;
 
 /* ---- the request ---- */
 
+/* An application may free or reuse a non-blocking call's arrays, datatypes and op once the call
+ * returns (MPI forbids it until completion, but Open MPI's libnbc copies or retains them when the
+ * call is made, and bindings rely on it: mpi4py frees MPI_Iallgatherv's counts at once), and a
+ * persistent request's once the init returns. So the request keeps what it reads later: its own
+ * copy of the count and displacement arrays (r->mpi points at it) and a reference to each
+ * user-defined datatype and op (predefined ones are never freed). Called before the call is
+ * described, so everything after reads the request's copies. */
+static int keep_arguments(loom_request_t *r, int size)
+{
+    const size_t per = (size_t)size;
+    const size_t need = ((NULL != r->mpi.counts) + (NULL != r->mpi.displs)) * per;
+    if (need > 0) {
+        int *a = need <= sizeof(r->inline_arrays) / sizeof(r->inline_arrays[0]) ? r->inline_arrays
+                                                                                 : malloc(need * sizeof(int));
+        if (NULL == a) return OMPI_ERR_OUT_OF_RESOURCE;
+        r->arrays = a;
+        if (NULL != r->mpi.counts) {
+            memcpy(a, r->mpi.counts, per * sizeof(int));
+            r->mpi.counts = a;
+            a += per;
+        }
+        if (NULL != r->mpi.displs) {
+            memcpy(a, r->mpi.displs, per * sizeof(int));
+            r->mpi.displs = a;
+        }
+    }
+    struct ompi_datatype_t *types[2] = {r->mpi.dtype, r->mpi.sdtype};
+    for (int i = 0; i < 2; ++i)
+        if (NULL != types[i] && !ompi_datatype_is_predefined(types[i]) && (0 == i || types[1] != types[0])) {
+            OBJ_RETAIN(types[i]);
+            r->held[i] = types[i];
+        }
+    if (NULL != r->mpi.op && !ompi_op_is_intrinsic(r->mpi.op)) {
+        OBJ_RETAIN(r->mpi.op);
+        r->held[2] = r->mpi.op;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A persistent request's own segment given back (to the pool of segments). */
+static void drop_own_segment(loom_request_t *r)
+{
+    if (NULL == r->own_shm) return;
+    loom_shm_release(r->own_shm);
+    r->own_shm = NULL;
+    __atomic_fetch_sub(&mca_coll_loom_component.persistent_segments, 1, __ATOMIC_RELAXED);
+}
+
 static void release(loom_request_t *r)
 {
+    drop_own_segment(r);
+    if (NULL != r->arrays && r->arrays != r->inline_arrays) free(r->arrays);
+    r->arrays = NULL;
+    for (int i = 0; i < 3; ++i)
+        if (NULL != r->held[i]) {
+            opal_object_t *held = (opal_object_t *)r->held[i];
+            OBJ_RELEASE(held);
+            r->held[i] = NULL;
+        }
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_resumable_free(r->kept);
     r->kept = NULL;
@@ -169,6 +238,7 @@ static int run_first(loom_request_t *r, int *rc)
     loom_pml_transport_init(&r->transport, r->comm, r->module, r->tag);
     loom_pml_transport_resumable(&r->transport);
     if (r->has_turn || r->setup) r->transport.ops.shared_state = &r->module->shm;
+    if (NULL != r->own_shm) r->transport.ops.shared_state = &r->own_shm;
     if (r->has_turn) r->transport.ops.segment_turn = &r->segment_turn;
     if (r->setup) {
         r->op = loom_resumable_create_setup(&r->transport.ops, mca_coll_loom_component.single_copy);
@@ -241,9 +311,10 @@ static int launch(loom_request_t *r)
         const int rc = loom_views_in(&r->call);
         if (OMPI_SUCCESS != rc) return rc;
     }
-    /* Its turn on the shared segment is taken now, in the order of the MPI calls (the same on
-     * every rank), even if it waits in the queue below. */
-    r->has_turn = loom_chosen_uses_segment(&r->call.core);
+    /* Its turn on the communicator's segment is taken now, in the order of the MPI calls (the
+     * same on every rank), even if it waits in the queue below. A persistent request never
+     * takes one: it runs on its own segment, if on any. */
+    r->has_turn = NULL == r->own_shm && loom_chosen_uses_segment(&r->call.core);
     if (r->has_turn) r->segment_turn = loom_shm_take_turn(&r->module->shm);
     OPAL_THREAD_LOCK(&lock);
     register_progress();
@@ -331,6 +402,9 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     r->inner = NULL;
     r->kept = NULL;
     r->algorithm = r->rule = NULL;
+    r->arrays = NULL;
+    r->own_shm = NULL;
+    r->held[0] = r->held[1] = r->held[2] = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);
     return r;
@@ -468,7 +542,11 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     r->mpi = *mpi;
     r->module = module;
-    int rc;
+    int rc = keep_arguments(r, ompi_comm_size(comm));
+    if (OMPI_SUCCESS != rc) {
+        release(r);
+        return rc;
+    }
     if (NULL != repeat) {
         rc = loom_describe_repeat(&r->call, &r->mpi, comm, repeat->served);
         if (OMPI_SUCCESS != rc) {
@@ -503,7 +581,7 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
         r->host_copies = 1;
         r->call.core.memory = LOOM_MEMORY_CUDA; /* what the rules see */
     }
-    if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &why, &r->rule);
+    if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &r->own_shm, &why, &r->rule);
     r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs */
     if (NULL == r->algorithm && !device) {
         /* Not a call that counts towards the segment: repeats would skip the count. */
@@ -525,6 +603,7 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
         }
         return rc;
     }
+    if (!loom_chosen_uses_segment(&r->call.core)) drop_own_segment(r); /* not needed after all */
     if (!device) loom_remember_served(mpi, module, &r->call, r->algorithm, r->rule);
     return start_served(r, comm, persistent);
 }
