@@ -17,9 +17,11 @@
 //     in turns (ShmTurns), interleaved with blocking shm calls on the same segment
 //     and completed in a different order on each rank; loom must serve every iallreduce and
 //     every start of a persistent allreduce;
-//   * with --shm --segment-by-init: the same, but each communicator's segment is made by a
-//     persistent allreduce's init (MPI_Allreduce_init is nonlocal: loom makes the segment in
-//     it, coll_loom_call.c), with no blocking call before;
+//   * with --shm --segment-by-init: the same, but each communicator starts with a persistent
+//     allreduce, with no blocking call before: its init (nonlocal) makes the request a segment
+//     of its own (persistent requests never take turns on the communicator's, since ranks may
+//     start them in any order: coll_loom_call.c), and the communicator's segment is then set
+//     up by the first non-blocking call;
 //   * with --shm --segment-by-nonblocking: the same, but nothing makes the segment before the
 //     first non-blocking call on each communicator, which starts setting it up as an
 //     operation of its own (coll_loom_request.c); the calls made meanwhile must run on it once
@@ -322,8 +324,8 @@ void force_shm()
         }
 }
 
-// With --shm: the communicator's segment, made by a blocking barrier (a non-blocking call
-// never makes one), or with --segment-by-init by the init of a persistent allreduce.
+// With --shm: the communicator's segment, made by a blocking barrier first; with
+// --segment-by-init a persistent allreduce (on a segment of its own) comes first instead.
 void made_segment(MPI_Comm comm)
 {
     if (segment_by_nb) return;
