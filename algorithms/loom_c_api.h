@@ -134,19 +134,24 @@ typedef enum loom_type {
  * combination is not valid MPI, e.g. MPI_BAND on float). */
 int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t *out);
 
-/* The collectives loom implements. */
+/* The collectives loom implements: LOOM_COLL_<NAME>, one per row of collectives.def. */
 typedef enum loom_coll {
-    LOOM_COLL_ALLREDUCE,
-    LOOM_COLL_REDUCE_SCATTER,
-    LOOM_COLL_REDUCE_SCATTER_BLOCK,
-    LOOM_COLL_ALLGATHER,
-    LOOM_COLL_ALLGATHERV,
-    LOOM_COLL_BCAST,
-    LOOM_COLL_REDUCE,
-    LOOM_COLL_BARRIER,
-    LOOM_COLL_ALLTOALL,
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) LOOM_COLL_##NAME,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
     LOOM_COLL_COUNT
 } loom_coll_t;
+
+/* 1 if coll combines data with an op (collectives.def's `reduces`). */
+static inline int loom_coll_reduces(loom_coll_t coll)
+{
+    static const unsigned char reduces[LOOM_COLL_COUNT] = {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) reduces,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    };
+    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT && reduces[coll];
+}
 
 /* One collective call, as the core sees it (see algorithms/collectives.hpp):
  *   allreduce, reduce         count elements of op.elem_size bytes

@@ -210,21 +210,6 @@ static_assert(grouped_and_unique(),
 
 } // namespace
 
-std::string_view to_string(Collective c)
-{
-    switch (c) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::reduce_scatter_block: return "reduce_scatter_block";
-    case Collective::allgather: return "allgather";
-    case Collective::allgatherv: return "allgatherv";
-    case Collective::bcast: return "bcast";
-    case Collective::reduce: return "reduce";
-    case Collective::barrier: return "barrier";
-    case Collective::alltoall: return "alltoall";
-    }
-    return "?";
-}
 
 std::span<const Algorithm> all_algorithms() { return kAlgorithms; }
 

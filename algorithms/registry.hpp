@@ -5,6 +5,7 @@
 #include "collectives.hpp"
 #include "loom_c_api.h"
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -12,26 +13,56 @@
 
 namespace loom {
 
+// The collectives, one per row of collectives.def (the C interface's loom_coll_t).
 enum class Collective : int {
-    allreduce = LOOM_COLL_ALLREDUCE,
-    reduce_scatter = LOOM_COLL_REDUCE_SCATTER,
-    reduce_scatter_block = LOOM_COLL_REDUCE_SCATTER_BLOCK,
-    allgather = LOOM_COLL_ALLGATHER,
-    allgatherv = LOOM_COLL_ALLGATHERV,
-    bcast = LOOM_COLL_BCAST,
-    reduce = LOOM_COLL_REDUCE,
-    barrier = LOOM_COLL_BARRIER,
-    alltoall = LOOM_COLL_ALLTOALL,
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) name = LOOM_COLL_##NAME,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 };
 inline constexpr int kCollectiveCount = LOOM_COLL_COUNT;
 
-std::string_view to_string(Collective c);
+// Every collective, in the table's order: what tools and tests loop over.
+inline constexpr std::array<Collective, kCollectiveCount> kAllCollectives = {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) Collective::name,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+};
+constexpr std::span<const Collective> all_collectives() { return kAllCollectives; }
+
+// The collective's name (rules, parameters, counters, tools).
+constexpr std::string_view to_string(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+    case Collective::name: return #name;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return "?";
+}
 
 // Does the collective combine data with an op (and so have an op's commutativity)?
 constexpr bool reduces(Collective c)
 {
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter ||
-           c == Collective::reduce_scatter_block;
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+    case Collective::name: return reduces;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return false;
+}
+
+// Does the collective have a root?
+constexpr bool rooted(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+    case Collective::name: return rooted;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return false;
 }
 
 // What an algorithm needs of a call before it may serve it.

@@ -73,11 +73,6 @@ typedef struct mca_coll_loom_component_t {
 
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
-/* Applies X(name) to every collective loom implements (the names of Open MPI's coll slots). */
-#define LOOM_FOR_EACH_COLLECTIVE(X) \
-    X(allgather)                    \
-    X(allgatherv) X(allreduce) X(alltoall) X(barrier) X(bcast) X(reduce) X(reduce_scatter) X(reduce_scatter_block)
-
 /* The arguments of a call that decide how loom serves it, when its datatypes and op are
  * predefined (never freed, so their addresses name them for good), and the state of the
  * communicator it was decided in (segment, single copy), with the decision: handed on (why),
@@ -108,7 +103,9 @@ typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t *i##name##_module;            \
     mca_coll_base_module_##name##_init_fn_t name##_init; \
     mca_coll_base_module_t *name##_init_module;
-        LOOM_FOR_EACH_COLLECTIVE(PREVIOUS)
+#define LOOM_COLLECTIVE(name, ...) PREVIOUS(name)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 #undef PREVIOUS
     } previous;
     /* The rule tables narrowed to this communicator (mca_coll_loom_rules), NULL until its

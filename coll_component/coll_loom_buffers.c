@@ -174,12 +174,6 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
     }
 }
 
-static int is_reduction(loom_coll_t coll)
-{
-    return LOOM_COLL_ALLREDUCE == coll || LOOM_COLL_REDUCE == coll || LOOM_COLL_REDUCE_SCATTER == coll ||
-           LOOM_COLL_REDUCE_SCATTER_BLOCK == coll;
-}
-
 /* What every description starts from: no counts of its own, no dense views, no host copies. */
 static void describe_start(loom_glue_call_t *c, const loom_mpi_call_t *mpi)
 {
@@ -197,7 +191,7 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
     c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the collective's description sets them */
-    if (is_reduction(mpi->coll)) return describe_reduction(c, comm, rc);
+    if (loom_coll_reduces(mpi->coll)) return describe_reduction(c, comm, rc);
     const char *why = describe_data_movement(c, comm, rc);
     c->dense = dense_in_place(&c->send) && dense_in_place(&c->recv);
     if (c->dense) {
@@ -287,7 +281,7 @@ static int movement_view_out(const loom_view_t *v, const loom_buffer_t *b)
 
 int loom_views_in(loom_glue_call_t *c)
 {
-    if (!is_reduction(c->mpi->coll)) {
+    if (!loom_coll_reduces(c->mpi->coll)) {
         int rc = movement_view_in(&c->views[0], &c->send);
         if (OMPI_SUCCESS == rc) rc = movement_view_in(&c->views[1], &c->recv);
         c->core.sbuf = c->views[0].data;
@@ -311,7 +305,7 @@ int loom_views_in(loom_glue_call_t *c)
 
 int loom_views_out(loom_glue_call_t *c)
 {
-    if (!is_reduction(c->mpi->coll)) return movement_view_out(&c->views[1], &c->recv);
+    if (!loom_coll_reduces(c->mpi->coll)) return movement_view_out(&c->views[1], &c->recv);
     if (!c->recv.written) return OMPI_SUCCESS;
     return loom_copy_elements(c->recv.user, c->views[1].data, c->result_count, c->recv.dtype);
 }

@@ -23,16 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Open MPI's tag for each blocking collective (collectives.def's NAME). */
 static const int tags[LOOM_COLL_COUNT] = {
-    [LOOM_COLL_ALLREDUCE] = MCA_COLL_BASE_TAG_ALLREDUCE,
-    [LOOM_COLL_REDUCE_SCATTER] = MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-    [LOOM_COLL_REDUCE_SCATTER_BLOCK] = MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK,
-    [LOOM_COLL_ALLGATHER] = MCA_COLL_BASE_TAG_ALLGATHER,
-    [LOOM_COLL_ALLGATHERV] = MCA_COLL_BASE_TAG_ALLGATHERV,
-    [LOOM_COLL_BCAST] = MCA_COLL_BASE_TAG_BCAST,
-    [LOOM_COLL_REDUCE] = MCA_COLL_BASE_TAG_REDUCE,
-    [LOOM_COLL_BARRIER] = MCA_COLL_BASE_TAG_BARRIER,
-    [LOOM_COLL_ALLTOALL] = MCA_COLL_BASE_TAG_ALLTOALL,
+#define LOOM_COLLECTIVE(name, NAME, ...) [LOOM_COLL_##NAME] = MCA_COLL_BASE_TAG_##NAME,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 };
 
 /* ---- finish: counters and verbose output ---- */

@@ -1,10 +1,11 @@
 /*
- * The MPI-facing entry points. Each records its arguments in a loom_mpi_call_t and calls
- * mca_coll_loom_serve (coll_loom_call.c; blocking) or mca_coll_loom_start (coll_loom_request.c;
- * non-blocking and persistent), which serves the call or hands it on; handing on calls
- * mca_coll_loom_hand_on below. A repeat of a call loom handed on is handed on before that, by
- * HAND_ON_REPEAT (I_HAND_ON_REPEAT) here: this file is the only code that calls the previous
- * component.
+ * The MPI-facing entry points, made from collectives.def: for each row, in all three forms, a
+ * function that records its arguments in a loom_mpi_call_t and calls mca_coll_loom_serve
+ * (coll_loom_call.c; blocking) or mca_coll_loom_start (coll_loom_request.c; non-blocking and
+ * persistent), which serves the call or hands it on; handing on calls mca_coll_loom_hand_on
+ * below. A repeat of a call loom handed on is handed on before that, by HAND_ON_REPEAT_AS here:
+ * this file is the only code that calls the previous component. What differs between
+ * collectives here is only their MPI signature class (LOOM_*_<class>, below).
  */
 #include "coll_loom.h"
 #include "coll_loom_call.h"
@@ -40,362 +41,149 @@
         m_->handing_on &= ~mark_;                                                                        \
         return rc_;                                                                                      \
     }
-#define HAND_ON_REPEAT(...)   HAND_ON_REPEAT_AS(LOOM_BLOCKING, __VA_ARGS__)
-#define I_HAND_ON_REPEAT(...) HAND_ON_REPEAT_AS(LOOM_NONBLOCKING, __VA_ARGS__)
 
-static int loom_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, 0, NULL,
-                   allreduce(sbuf, rbuf, count, dtype, op, comm, m_->previous.allreduce_module));
-    SERVE(repeat_, .coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op);
-}
+/* ---- signature classes (collectives.def): what a call of each class passes ----
+ *
+ * For a class S:
+ *   LOOM_PARAMS_S      its parameters before the communicator (each followed by a comma)
+ *   LOOM_ARGS_S        the same as arguments, for a call of the previous component
+ *   LOOM_FROM_S(c)     the same from a loom_mpi_call_t c, for mca_coll_loom_hand_on
+ *   LOOM_RECORD_S      its loom_mpi_call_t fields (each preceded by a comma)
+ *   LOOM_REPEAT_S(KIND, COLL, CALL_PREVIOUS)  HAND_ON_REPEAT_AS on its arguments; a class with
+ *                      per-rank count arrays is never remembered (loom_repeat_of): repeat_ NULL
+ */
+#define LOOM_PARAMS_reduction const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+#define LOOM_ARGS_reduction   sbuf, rbuf, count, dtype, op,
+#define LOOM_FROM_reduction(c) (c)->sbuf, (c)->rbuf, (c)->count, (c)->dtype, (c)->op,
+#define LOOM_RECORD_reduction , .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op
+#define LOOM_REPEAT_reduction(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
 
-static int loom_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                       int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, 0, NULL,
-                   reduce(sbuf, rbuf, count, dtype, op, root, comm, m_->previous.reduce_module));
-    SERVE(repeat_, .coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op,
-          .root = root);
-}
+#define LOOM_PARAMS_rooted_reduction LOOM_PARAMS_reduction int root,
+#define LOOM_ARGS_rooted_reduction   LOOM_ARGS_reduction root,
+#define LOOM_FROM_rooted_reduction(c) LOOM_FROM_reduction(c)(c)->root,
+#define LOOM_RECORD_rooted_reduction LOOM_RECORD_reduction, .root = root
+#define LOOM_REPEAT_rooted_reduction(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, root, 0, NULL, CALL_PREVIOUS)
 
-static int loom_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    SERVE(NULL, .coll = LOOM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype,
-          .op = op);
-}
+#define LOOM_PARAMS_reduction_v \
+    const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+#define LOOM_ARGS_reduction_v   sbuf, rbuf, rcounts, dtype, op,
+#define LOOM_FROM_reduction_v(c) (c)->sbuf, (c)->rbuf, (c)->counts, (c)->dtype, (c)->op,
+#define LOOM_RECORD_reduction_v , .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op
+#define LOOM_REPEAT_reduction_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
-static int loom_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                     struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                     mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, rcount, dtype, op, 0, 0, NULL,
-                   reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m_->previous.reduce_scatter_block_module));
-    SERVE(repeat_, .coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount, .dtype = dtype,
-          .op = op);
-}
+#define LOOM_PARAMS_exchange                                                                    \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
+        struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_exchange   sbuf, scount, sdtype, rbuf, rcount, rdtype,
+#define LOOM_FROM_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype,
+#define LOOM_RECORD_exchange \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
+#define LOOM_REPEAT_exchange(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
 
-static int loom_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_ALLGATHER, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
-                   allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m_->previous.allgather_module));
-    SERVE(repeat_, .coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-          .count = rcount, .dtype = rdtype);
-}
+#define LOOM_PARAMS_exchange_v                                                                           \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
+        const int *displs, struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_exchange_v   sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+#define LOOM_FROM_exchange_v(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->counts, (c)->displs, (c)->dtype,
+#define LOOM_RECORD_exchange_v                                                                                 \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
+      .dtype = rdtype
+#define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
-static int loom_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                           const int *displs, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *module)
-{
-    SERVE(NULL, .coll = LOOM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-          .counts = rcounts, .displs = displs, .dtype = rdtype);
-}
+#define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
+#define LOOM_ARGS_broadcast   buf, count, dtype, root,
+#define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
+#define LOOM_RECORD_broadcast , .rbuf = buf, .count = count, .dtype = dtype, .root = root
+#define LOOM_REPEAT_broadcast(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, buf, count, dtype, NULL, root, 0, NULL, CALL_PREVIOUS)
 
-static int loom_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_BCAST, NULL, buf, count, dtype, NULL, root, 0, NULL,
-                   bcast(buf, count, dtype, root, comm, m_->previous.bcast_module));
-    SERVE(repeat_, .coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root);
-}
+#define LOOM_PARAMS_sync
+#define LOOM_ARGS_sync
+#define LOOM_FROM_sync(c)
+#define LOOM_RECORD_sync
+#define LOOM_REPEAT_sync(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
-static int loom_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_BARRIER, NULL, NULL, 0, NULL, NULL, 0, 0, NULL,
-                   barrier(comm, m_->previous.barrier_module));
-    SERVE(repeat_, .coll = LOOM_COLL_BARRIER);
-}
+/* ---- the entry points: blocking, non-blocking and persistent, one set per row ---- */
 
-static int loom_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module)
-{
-    HAND_ON_REPEAT(LOOM_COLL_ALLTOALL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
-                   alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m_->previous.alltoall_module));
-    SERVE(repeat_, .coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-          .count = rcount, .dtype = rdtype);
-}
-
-/* ---- non-blocking and persistent: the same records, served by mca_coll_loom_start ---- */
-
+/* Records the call and starts it (non-blocking, persistent); START_AFTER with what
+ * LOOM_REPEAT_S found (a served repeat, or NULL): looked up once. */
 #define START(...)                                                                  \
     do {                                                                            \
         const loom_mpi_call_t call_ = {__VA_ARGS__};                                \
         return mca_coll_loom_start(&call_, comm, (mca_coll_loom_module_t *)module); \
     } while (0)
-/* START with what I_HAND_ON_REPEAT found (a served repeat, or NULL): looked up once. */
 #define START_AFTER(REPEAT, ...)                                                                   \
     do {                                                                                           \
         const loom_mpi_call_t call_ = {__VA_ARGS__};                                               \
         return mca_coll_loom_start_repeat(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
     } while (0)
-#define NB   .kind = LOOM_NONBLOCKING, .request = request
-#define PERS .kind = LOOM_PERSISTENT, .request = request, .info = info
 
-static int loom_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(LOOM_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, 0, NULL,
-                     iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m_->previous.iallreduce_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype,
-                .op = op, NB);
-}
-
-static int loom_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                               ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, PERS);
-}
-
-static int loom_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                        int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                        mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(LOOM_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, 0, NULL,
-                     ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m_->previous.ireduce_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op,
-                .root = root, NB);
-}
-
-static int loom_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                            ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root,
-          PERS);
-}
-
-static int loom_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op,
-          NB);
-}
-
-static int loom_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
-                                    struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                    ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op,
-          PERS);
-}
-
-static int loom_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                      mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(
-        LOOM_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, rcount, dtype, op, 0, 0, NULL,
-        ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request, m_->previous.ireduce_scatter_block_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount,
-                .dtype = dtype, .op = op, NB);
-}
-
-static int loom_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                          struct ompi_info_t *info, ompi_request_t **request,
-                                          mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .count = rcount, .dtype = dtype, .op = op,
-          PERS);
-}
-
-static int loom_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(
-        LOOM_COLL_ALLGATHER, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
-        iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m_->previous.iallgather_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-                .count = rcount, .dtype = rdtype, NB);
-}
-
-static int loom_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
-          .dtype = rdtype, PERS);
-}
-
-static int loom_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                            const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-          .counts = rcounts, .displs = displs, .dtype = rdtype, NB);
-}
-
-static int loom_allgatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                                struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
-                                mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-          .counts = rcounts, .displs = displs, .dtype = rdtype, PERS);
-}
-
-static int loom_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
-                       ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(LOOM_COLL_BCAST, NULL, buf, count, dtype, NULL, root, 0, NULL,
-                     ibcast(buf, count, dtype, root, comm, request, m_->previous.ibcast_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, NB);
-}
-
-static int loom_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                           struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
-                           mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_BCAST, .rbuf = buf, .count = count, .dtype = dtype, .root = root, PERS);
-}
-
-static int loom_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(LOOM_COLL_BARRIER, NULL, NULL, 0, NULL, NULL, 0, 0, NULL,
-                     ibarrier(comm, request, m_->previous.ibarrier_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_BARRIER, NB);
-}
-
-static int loom_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
-                             mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_BARRIER, PERS);
-}
-
-static int loom_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *module)
-{
-    I_HAND_ON_REPEAT(
-        LOOM_COLL_ALLTOALL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype,
-        ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m_->previous.ialltoall_module));
-    START_AFTER(repeat_, .coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
-                .count = rcount, .dtype = rdtype, NB);
-}
-
-static int loom_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                              struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    START(.coll = LOOM_COLL_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount,
-          .dtype = rdtype, PERS);
-}
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted)                                                            \
+    static int loom_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)       \
+    {                                                                                                              \
+        LOOM_REPEAT_##S(LOOM_BLOCKING, LOOM_COLL_##NAME, name(LOOM_ARGS_##S comm, m_->previous.name##_module))     \
+        SERVE(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);                                                  \
+    }                                                                                                              \
+    static int loom_i##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, ompi_request_t **request,            \
+                            mca_coll_base_module_t *module)                                                        \
+    {                                                                                                              \
+        LOOM_REPEAT_##S(LOOM_NONBLOCKING, LOOM_COLL_##NAME,                                                        \
+                        i##name(LOOM_ARGS_##S comm, request, m_->previous.i##name##_module))                       \
+        START_AFTER(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_NONBLOCKING, .request = request); \
+    }                                                                                                              \
+    static int loom_##name##_init(LOOM_PARAMS_##S struct ompi_communicator_t *comm, struct ompi_info_t *info,      \
+                                  ompi_request_t **request, mca_coll_base_module_t *module)                        \
+    {                                                                                                              \
+        START(.coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_PERSISTENT, .request = request, .info = info); \
+    }
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 
 void mca_coll_loom_install_entries(mca_coll_loom_module_t *m)
 {
-#define INSTALL(name)                     \
+#define LOOM_COLLECTIVE(name, ...)        \
     m->super.coll_##name = loom_##name;   \
     m->super.coll_i##name = loom_i##name; \
     m->super.coll_##name##_init = loom_##name##_init;
-    LOOM_FOR_EACH_COLLECTIVE(INSTALL)
-#undef INSTALL
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 }
 
-static int hand_on_nonblocking(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
-{
-    ompi_request_t **r = c->request;
-    switch (c->coll) {
-    case LOOM_COLL_ALLREDUCE:
-        return m->previous.iallreduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, r,
-                                      m->previous.iallreduce_module);
-    case LOOM_COLL_REDUCE:
-        return m->previous.ireduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, c->root, comm, r,
-                                   m->previous.ireduce_module);
-    case LOOM_COLL_REDUCE_SCATTER:
-        return m->previous.ireduce_scatter(c->sbuf, c->rbuf, c->counts, c->dtype, c->op, comm, r,
-                                           m->previous.ireduce_scatter_module);
-    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
-        return m->previous.ireduce_scatter_block(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, r,
-                                                 m->previous.ireduce_scatter_block_module);
-    case LOOM_COLL_ALLGATHER:
-        return m->previous.iallgather(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, r,
-                                      m->previous.iallgather_module);
-    case LOOM_COLL_ALLGATHERV:
-        return m->previous.iallgatherv(c->sbuf, c->scount, c->sdtype, c->rbuf, c->counts, c->displs, c->dtype, comm, r,
-                                       m->previous.iallgatherv_module);
-    case LOOM_COLL_BCAST:
-        return m->previous.ibcast(c->rbuf, c->count, c->dtype, c->root, comm, r, m->previous.ibcast_module);
-    case LOOM_COLL_BARRIER: return m->previous.ibarrier(comm, r, m->previous.ibarrier_module);
-    case LOOM_COLL_ALLTOALL:
-        return m->previous.ialltoall(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, r,
-                                     m->previous.ialltoall_module);
-    case LOOM_COLL_COUNT: break;
-    }
-    return OMPI_ERR_NOT_SUPPORTED;
-}
-
-static int hand_on_persistent(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
-{
-    ompi_request_t **r = c->request;
-    struct ompi_info_t *info = c->info;
-    switch (c->coll) {
-    case LOOM_COLL_ALLREDUCE:
-        return m->previous.allreduce_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, info, r,
-                                          m->previous.allreduce_init_module);
-    case LOOM_COLL_REDUCE:
-        return m->previous.reduce_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, c->root, comm, info, r,
-                                       m->previous.reduce_init_module);
-    case LOOM_COLL_REDUCE_SCATTER:
-        return m->previous.reduce_scatter_init(c->sbuf, c->rbuf, c->counts, c->dtype, c->op, comm, info, r,
-                                               m->previous.reduce_scatter_init_module);
-    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
-        return m->previous.reduce_scatter_block_init(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, info, r,
-                                                     m->previous.reduce_scatter_block_init_module);
-    case LOOM_COLL_ALLGATHER:
-        return m->previous.allgather_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, info, r,
-                                          m->previous.allgather_init_module);
-    case LOOM_COLL_ALLGATHERV:
-        return m->previous.allgatherv_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->counts, c->displs, c->dtype, comm,
-                                           info, r, m->previous.allgatherv_init_module);
-    case LOOM_COLL_BCAST:
-        return m->previous.bcast_init(c->rbuf, c->count, c->dtype, c->root, comm, info, r,
-                                      m->previous.bcast_init_module);
-    case LOOM_COLL_BARRIER: return m->previous.barrier_init(comm, info, r, m->previous.barrier_init_module);
-    case LOOM_COLL_ALLTOALL:
-        return m->previous.alltoall_init(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm, info, r,
-                                         m->previous.alltoall_init_module);
-    case LOOM_COLL_COUNT: break;
-    }
-    return OMPI_ERR_NOT_SUPPORTED;
-}
+/* ---- handing on: the previous component's function of the call's form ---- */
 
 int mca_coll_loom_hand_on(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
-    if (LOOM_NONBLOCKING == c->kind) return hand_on_nonblocking(c, comm, m);
-    if (LOOM_PERSISTENT == c->kind) return hand_on_persistent(c, comm, m);
-    switch (c->coll) {
-    case LOOM_COLL_ALLREDUCE:
-        return m->previous.allreduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm, m->previous.allreduce_module);
-    case LOOM_COLL_REDUCE:
-        return m->previous.reduce(c->sbuf, c->rbuf, c->count, c->dtype, c->op, c->root, comm,
-                                  m->previous.reduce_module);
-    case LOOM_COLL_REDUCE_SCATTER:
-        return m->previous.reduce_scatter(c->sbuf, c->rbuf, c->counts, c->dtype, c->op, comm,
-                                          m->previous.reduce_scatter_module);
-    case LOOM_COLL_REDUCE_SCATTER_BLOCK:
-        return m->previous.reduce_scatter_block(c->sbuf, c->rbuf, c->count, c->dtype, c->op, comm,
-                                                m->previous.reduce_scatter_block_module);
-    case LOOM_COLL_ALLGATHER:
-        return m->previous.allgather(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm,
-                                     m->previous.allgather_module);
-    case LOOM_COLL_ALLGATHERV:
-        return m->previous.allgatherv(c->sbuf, c->scount, c->sdtype, c->rbuf, c->counts, c->displs, c->dtype, comm,
-                                      m->previous.allgatherv_module);
-    case LOOM_COLL_BCAST:
-        return m->previous.bcast(c->rbuf, c->count, c->dtype, c->root, comm, m->previous.bcast_module);
-    case LOOM_COLL_BARRIER: return m->previous.barrier(comm, m->previous.barrier_module);
-    case LOOM_COLL_ALLTOALL:
-        return m->previous.alltoall(c->sbuf, c->scount, c->sdtype, c->rbuf, c->count, c->dtype, comm,
-                                    m->previous.alltoall_module);
-    case LOOM_COLL_COUNT: break;
+    ompi_request_t **r = c->request;
+    struct ompi_info_t *info = c->info;
+    if (LOOM_NONBLOCKING == c->kind) {
+        switch (c->coll) {
+#define LOOM_COLLECTIVE(name, NAME, S, ...) \
+    case LOOM_COLL_##NAME: return m->previous.i##name(LOOM_FROM_##S(c) comm, r, m->previous.i##name##_module);
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+        case LOOM_COLL_COUNT: break;
+        }
+    } else if (LOOM_PERSISTENT == c->kind) {
+        switch (c->coll) {
+#define LOOM_COLLECTIVE(name, NAME, S, ...)                                                \
+    case LOOM_COLL_##NAME:                                                                 \
+        return m->previous.name##_init(LOOM_FROM_##S(c) comm, info, r, m->previous.name##_init_module);
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+        case LOOM_COLL_COUNT: break;
+        }
+    } else {
+        switch (c->coll) {
+#define LOOM_COLLECTIVE(name, NAME, S, ...) \
+    case LOOM_COLL_##NAME: return m->previous.name(LOOM_FROM_##S(c) comm, m->previous.name##_module);
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+        case LOOM_COLL_COUNT: break;
+        }
     }
     return OMPI_ERR_NOT_SUPPORTED;
 }

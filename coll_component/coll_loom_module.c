@@ -34,7 +34,9 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);       \
     if (NULL != m->previous.i##name##_module) OBJ_RELEASE(m->previous.i##name##_module); \
     if (NULL != m->previous.name##_init_module) OBJ_RELEASE(m->previous.name##_init_module);
-    LOOM_FOR_EACH_COLLECTIVE(RELEASE)
+#define LOOM_COLLECTIVE(name, ...) RELEASE(name)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 #undef RELEASE
     for (int k = 0; k < LOOM_KIND_COUNT; ++k)
         for (int c = 0; c < LOOM_COLL_COUNT; ++c) free(m->repeats[k][c].served);
@@ -255,13 +257,17 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
                     comm->c_name);                                                         \
         return OMPI_ERROR;                                                                 \
     }
-    LOOM_FOR_EACH_COLLECTIVE(CHECK)
+#define LOOM_COLLECTIVE(name, ...) CHECK(name)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 #undef CHECK
 #define SAVE(name)                                                  \
     m->previous.name = comm->c_coll->coll_##name;                   \
     m->previous.name##_module = comm->c_coll->coll_##name##_module; \
     OBJ_RETAIN(m->previous.name##_module);
-    LOOM_FOR_EACH_COLLECTIVE(SAVE)
+#define LOOM_COLLECTIVE(name, ...) SAVE(name)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 #undef SAVE
     /* The non-blocking and persistent forms: loom serves them only on top of a component that
      * provides them too (libnbc), which gets what loom hands on; without one, loom leaves the
@@ -275,7 +281,9 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
         m->super.coll_##slot = NULL;                                                       \
     }
 #define SAVE_FORMS(name) SAVE_FORM(i##name) SAVE_FORM(name##_init)
-    LOOM_FOR_EACH_COLLECTIVE(SAVE_FORMS)
+#define LOOM_COLLECTIVE(name, ...) SAVE_FORMS(name)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 #undef SAVE_FORMS
 #undef SAVE_FORM
 

@@ -104,11 +104,7 @@ std::vector<std::string> forced_names(loom::Collective c)
 
 std::string collective_name(loom::Collective c) { return std::string(loom::to_string(c)); }
 
-const loom::Collective kAll[] = {loom::Collective::allreduce,  loom::Collective::reduce_scatter,
-                                 loom::Collective::reduce_scatter_block, loom::Collective::allgather,
-                                 loom::Collective::allgatherv, loom::Collective::bcast,
-                                 loom::Collective::reduce,     loom::Collective::barrier,
-                                 loom::Collective::alltoall};
+const auto kAll = loom::all_collectives();
 
 void commutative_sum(void* in, void* inout, int* len, MPI_Datatype*)
 {
@@ -468,7 +464,7 @@ void blocking_pair(int salt)
 // each rank's own order three times, blocking calls placed differently on each rank.
 void persistent_round(const std::vector<std::string>& forced, int n, const std::string& label)
 {
-    for (std::size_t k = 0; k < std::size(kAll); ++k)
+    for (std::size_t k = 0; k < kAll.size(); ++k)
         set_control("coll_loom_" + collective_name(kAll[k]) + "_algorithm", forced[k].c_str());
     std::vector<std::unique_ptr<Persistent>> reqs;
     for (loom::Collective c : kAll) reqs.push_back(make_persistent(c, n, MPI_COMM_WORLD));
@@ -547,11 +543,11 @@ void part_orders()
         for (const std::string& s : round_of(k)) label += " " + (s.empty() ? std::string("(choice)") : s);
         plan.emplace_back(label, round_of(k));
     }
-    if (loom_loaded) plan.emplace_back("shm everywhere", std::vector<std::string>(std::size(kAll), "shm"));
+    if (loom_loaded) plan.emplace_back("shm everywhere", std::vector<std::string>(kAll.size(), "shm"));
     for (const auto& [label, forced] : plan)
         for (int n : {1, 7, 1000}) {
             persistent_round(forced, n, label);
-            for (std::size_t k = 0; k < std::size(kAll); ++k)
+            for (std::size_t k = 0; k < kAll.size(); ++k)
                 set_control("coll_loom_" + collective_name(kAll[k]) + "_algorithm", forced[k].c_str());
             nonblocking_round(other, n, label);
         }
