@@ -88,6 +88,16 @@ struct AlltoallArgs {
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
 
+// MPI_Scan: rank r's recvbuf gets x_0 op x_1 op ... op x_r (the inclusive prefix, in rank order).
+struct ScanArgs {
+    const void* sendbuf; // nullptr or == recvbuf: in place (recvbuf holds the input)
+    void* recvbuf;
+    std::size_t count;
+    Reduction op;
+
+    bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
+};
+
 // `count` elements split into `parts` blocks as evenly as possible: the first count % parts
 // blocks hold one element more. Blocks may be empty when count < parts.
 class BlockPartition {

@@ -108,7 +108,7 @@ std::size_t sum(const std::size_t* counts, int n)
 
 // The one definition of "message size" per collective, used for selection (and, with the
 // rule table, by rules, tools and verbose output):
-//   allreduce, reduce, bcast    the vector: count x element size
+//   allreduce, reduce, scan, bcast  the vector: count x element size
 //   reduce_scatter(_block)      the whole input vector: sum(counts) x element size
 //   allgather(v)                the whole gathered vector: sum(counts) bytes
 //   alltoall                    one block: the bytes each rank sends to each peer
@@ -119,7 +119,8 @@ std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     switch (collective_of(call)) {
     case Collective::allreduce:
-    case Collective::reduce: return call.count * call.op.elem_size;
+    case Collective::reduce:
+    case Collective::scan: return call.count * call.op.elem_size;
     case Collective::reduce_scatter:
     case Collective::reduce_scatter_block: return sum(call.counts, comm_size) * call.op.elem_size;
     case Collective::allgather:
@@ -165,6 +166,7 @@ struct Dispatch {
     }
     void operator()(BarrierFn f) const { f(net, mem, BarrierArgs{}); }
     void operator()(AlltoallFn f) const { f(net, mem, AlltoallArgs{call.sbuf, call.rbuf, call.count}); }
+    void operator()(ScanFn f) const { f(net, mem, ScanArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op)}); }
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "pat.hpp"
 #include "recursive_doubling.hpp"
 #include "ring.hpp"
+#include "scan.hpp"
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
 #include "single_copy.hpp"
@@ -172,6 +173,11 @@ constexpr std::array kAlltoall = {
               AlltoallFn{&shm_alltoall}},
 };
 
+constexpr std::array kScan = {
+    Algorithm{"linear", Collective::scan, "the prefix passed rank to rank, each combining its own after it; order-preserving",
+              "P-1 steps in sequence; S sent and S reduced per rank", kAny, ScanFn{&linear_scan}},
+};
+
 // A family's records for another collective that runs the same schedules.
 template <std::size_t N>
 constexpr std::array<Algorithm, N> for_collective(std::array<Algorithm, N> family, Collective c)
@@ -192,7 +198,7 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall);
+           kBarrier, kAlltoall, kScan);
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

@@ -113,7 +113,9 @@ using BcastFn = void (*)(Transport&, MemoryOps&, const BcastArgs&);
 using ReduceFn = void (*)(Transport&, MemoryOps&, const ReduceArgs&);
 using BarrierFn = void (*)(Transport&, MemoryOps&, const BarrierArgs&);
 using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
-using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn>;
+using ScanFn = void (*)(Transport&, MemoryOps&, const ScanArgs&);
+using Runner =
+    std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn>;
 
 struct Algorithm {
     std::string_view name; // user-facing, e.g. in coll_loom_allreduce_algorithm

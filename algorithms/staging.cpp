@@ -189,7 +189,8 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         run_host(c);
     };
     switch (algorithm.collective) {
-    case Collective::allreduce: {
+    case Collective::allreduce:
+    case Collective::scan: { // elementwise: each segment of the vector is a scan of its own
         const std::size_t elem = call.op.elem_size;
         const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
         stage_segments(copier, src, call.rbuf, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),

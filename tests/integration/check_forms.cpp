@@ -99,4 +99,10 @@ int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int r
             PERSISTENT(Alltoall)(sbuf, scount, stype, rbuf, rcount, rtype, comm, MPI_INFO_NULL, &request));
 }
 
+int scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    IN_FORM(MPI_Scan(sbuf, rbuf, count, type, op, comm), MPI_Iscan(sbuf, rbuf, count, type, op, comm, &request),
+            PERSISTENT(Scan)(sbuf, rbuf, count, type, op, comm, MPI_INFO_NULL, &request));
+}
+
 } // namespace check

@@ -1,5 +1,5 @@
-// Checks of the reducing collectives: allreduce, reduce, reduce_scatter_block and
-// reduce_scatter, each against a reference computed from every rank's known input.
+// Checks of the reducing collectives: allreduce, reduce, reduce_scatter_block,
+// reduce_scatter and scan, each against a reference computed from every rank's known input.
 #include "check_harness.hpp"
 
 #include <cstring>
@@ -396,6 +396,52 @@ void check_reduce_scatter(const Setting& s)
                 [&] { reduce_scatter(send.data(), recv.data(), counts.data(), mm.type, mm.op, s.comm); });
     if (recv != matmul_reference(s.size, first, std::size_t(counts[std::size_t(s.rank)])))
         fail(s, "reduce_scatter matmul: wrong block");
+}
+
+// ---- scan: rank r gets the reduction over ranks 0..r, in rank order ----
+
+namespace {
+void scan_int_ops(const Setting& s)
+{
+    for (const OpCase& op : kIntOps) {
+        const int count = 37;
+        std::vector<int> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count));
+        for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<int>(op.op, s.rank, i);
+        const std::string name = describe("", op, sizeof(int), count, false);
+        expect_call(s, "scan", Expect::served, name,
+                    [&] { scan(send.data(), recv.data(), count, MPI_INT, op.op, s.comm); });
+        if (!same<int>(recv.data(), op.op, s.rank + 1, 0, std::size_t(count))) fail(s, "scan" + name + ": wrong result");
+    }
+}
+} // namespace
+
+void check_scan(const Setting& s)
+{
+    for (OpCase op : {OpCase{MPI_SUM, "SUM"}, OpCase{MPI_MAX, "MAX"}, OpCase{MPI_PROD, "PROD"}})
+        for (int count : counts_for(s.size))
+            for (bool in_place : {false, true}) {
+                std::vector<double> send(static_cast<std::size_t>(count)), recv(std::size_t(count) + 1, 77.0);
+                for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<double>(op.op, s.rank, i);
+                if (in_place) std::copy(send.begin(), send.end(), recv.begin());
+                const std::string name = describe("", op, sizeof(double), count, in_place);
+                expect_call(s, "scan", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                    scan(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_DOUBLE, op.op, s.comm);
+                });
+                if (!same<double>(recv.data(), op.op, s.rank + 1, 0, std::size_t(count)) ||
+                    recv[std::size_t(count)] != 77.0)
+                    fail(s, "scan" + name + ": wrong result, or written past it");
+            }
+    scan_int_ops(s);
+    MatmulSetup mm;
+    for (int count : {1, s.size, 100, 1001}) {
+        auto send = matmul_input(s.rank, std::size_t(count));
+        std::vector<std::uint32_t> recv(send.size());
+        const std::string what = "non-commutative matmul count=" + std::to_string(count);
+        expect_call(s, "scan", matmul_expect(s, "scan"), what,
+                    [&] { scan(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
+        if (recv != matmul_reference(s.rank + 1, 0, std::size_t(count)))
+            fail(s, "scan " + what + ": not the rank-ordered product of ranks 0..rank");
+    }
 }
 
 } // namespace check

@@ -49,7 +49,10 @@ const CollectiveChecks kCollectives[] = {
     {loom::Collective::bcast, check::check_bcast},
     {loom::Collective::barrier, check::check_barrier},
     {loom::Collective::alltoall, check::check_alltoall},
+    {loom::Collective::scan, check::check_scan},
 };
+static_assert(std::size(kCollectives) == std::size_t(loom::kCollectiveCount),
+              "every row of algorithms/collectives.def has its check here");
 
 // What each collective runs with, from loom's registry (a new algorithm is checked without
 // editing this file): "" (loom's own choice), every algorithm of the collective, and those

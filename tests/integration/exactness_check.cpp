@@ -49,7 +49,10 @@ const CollectiveCheck kChecks[] = {
     {loom::Collective::bcast, exact::check_bcast},
     {loom::Collective::alltoall, exact::check_alltoall},
     {loom::Collective::barrier, exact::check_barrier},
+    {loom::Collective::scan, exact::check_scan},
 };
+static_assert(std::size(kChecks) == std::size_t(loom::kCollectiveCount),
+              "every row of algorithms/collectives.def has its check here");
 
 using check_common::count_nodes;
 using check_common::set_control;

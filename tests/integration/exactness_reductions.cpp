@@ -1,5 +1,5 @@
-// exactness_check, the reducing collectives: allreduce, reduce, reduce_scatter_block and
-// reduce_scatter. Each call runs on guarded buffers (exactness_harness.hpp) and must leave
+// exactness_check, the reducing collectives: allreduce, reduce, reduce_scatter_block,
+// reduce_scatter and scan. Each call runs on guarded buffers (exactness_harness.hpp) and must leave
 // every byte as MPI defines it:
 //   * the result where MPI puts it, computed here (int32 SUM wraps; never Open MPI's kernel);
 //   * send buffers byte for byte unchanged;
@@ -38,7 +38,8 @@ void fill_input(Buffer& b, Shape shape, std::size_t ints, int rank, std::size_t 
     for (std::size_t k = 0; k < ints; ++k) b.put(int_offset(shape, k), input(rank, first_int + k));
 }
 
-void allreduce_case(const Setting& s, int count, bool in_place, Reduction red)
+// MPI_Allreduce, or with `scan` MPI_Scan (rank r's result: the inputs of ranks 0..r).
+void allreduce_case(const Setting& s, int count, bool in_place, Reduction red, bool scan = false)
 {
     const std::size_t bytes = std::size_t(count) * extent(red.shape), ints = std::size_t(count) * ints_per(red.shape);
     Buffer recv("receive buffer", bytes, 2 + unsigned(s.rank) * 8);
@@ -50,11 +51,15 @@ void allreduce_case(const Setting& s, int count, bool in_place, Reduction red)
     recv.part("result", 0, std::size_t(count), red.shape);
     recv.freeze();
     if (send) send->freeze();
-    for (std::size_t k = 0; k < ints; ++k) recv.expect(int_offset(red.shape, k), sum_of_inputs(s.size, k));
+    for (std::size_t k = 0; k < ints; ++k)
+        recv.expect(int_offset(red.shape, k), sum_of_inputs(scan ? s.rank + 1 : s.size, k));
     run_case(s, describe("", count, red.shape, in_place), kind_of(red.shape, in_place), bytes, {send.get(), &recv},
              [&] {
-                 MPI_Allreduce(in_place ? MPI_IN_PLACE : send->body(), recv.body(), count, mpi_type(red.shape), red.op,
-                               s.comm);
+                 const void* sbuf = in_place ? MPI_IN_PLACE : send->body();
+                 if (scan)
+                     MPI_Scan(sbuf, recv.body(), count, mpi_type(red.shape), red.op, s.comm);
+                 else
+                     MPI_Allreduce(sbuf, recv.body(), count, mpi_type(red.shape), red.op, s.comm);
              });
 }
 
@@ -131,6 +136,16 @@ void check_allreduce(const Setting& s)
     for (Shape shape : {Shape::vector, Shape::padded})
         for (int count : {1, 37})
             for (bool in_place : {false, true}) allreduce_case(s, count, in_place, {holey.op, shape});
+}
+
+void check_scan(const Setting& s)
+{
+    for (int count : counts_for(s.size))
+        for (bool in_place : {false, true}) allreduce_case(s, count, in_place, {MPI_SUM, Shape::ints}, true);
+    HoleyOp holey;
+    for (Shape shape : {Shape::vector, Shape::padded})
+        for (int count : {1, 37})
+            for (bool in_place : {false, true}) allreduce_case(s, count, in_place, {holey.op, shape}, true);
 }
 
 void check_reduce(const Setting& s)

@@ -25,6 +25,7 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
+    {Collective::scan, {"linear"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }

@@ -119,12 +119,13 @@ RankCall prepare(Collective c, int r, int P, int k)
     };
     switch (c) {
     case Collective::allreduce:
+    case Collective::scan:
     case Collective::reduce: {
         const int root = (k + 1) % P;
         rc.call.count = n;
         rc.call.root = root;
         rc.send = as_bytes(rank_input<std::int32_t>(r, n, std::size_t(k)));
-        const bool result = c == Collective::allreduce || r == root;
+        const bool result = c != Collective::reduce || r == root;
         if (result) rc.recv = Bytes(n * 4, std::byte{0x5a});
         if (result) set_in_place();
         break;

@@ -521,6 +521,7 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
     switch (s.algorithm->collective) {
     case Collective::allreduce:
     case Collective::reduce:
+    case Collective::scan:
         call.count = s.bytes / e;
         c.bytes = call.count * e;
         break;
