@@ -180,6 +180,24 @@ Expect matmul_expect(const Setting& s, const char* collective)
     return needs_commutative(collective, s.algorithm) ? Expect::declined : Expect::served;
 }
 
+// Non-commutative matmul through `call` (allreduce or scan) at several counts; the result must
+// be the rank-ordered product of ranks 0..last.
+void matmul_cases(const Setting& s, const char* collective, int last,
+                  int (*call)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm))
+{
+    MatmulSetup mm;
+    for (int count : {1, s.size, 100, 1001}) {
+        auto send = matmul_input(s.rank, std::size_t(count));
+        std::vector<std::uint32_t> recv(send.size());
+        const std::string what = "non-commutative matmul count=" + std::to_string(count);
+        expect_call(s, collective, matmul_expect(s, collective), what,
+                    [&] { call(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
+        if (recv != matmul_reference(last + 1, 0, std::size_t(count)))
+            fail(s, std::string(collective) + " " + what + ": not the rank-ordered product of ranks 0.." +
+                        std::to_string(last));
+    }
+}
+
 // Every 8- and 16-bit integer type Open MPI accepts for SUM and PROD, C and Fortran aliases
 // included: loom must reduce them all with wrapping arithmetic (Open MPI's own AVX SUM
 // saturates them) and keep SUMs from Open MPI. Wrapping sums and products have the same
@@ -274,17 +292,7 @@ void check_allreduce(const Setting& s)
         if (recv != expected) fail(s, "allreduce " + what + ": wrong result");
     }
     MPI_Op_free(&sum);
-
-    MatmulSetup mm;
-    for (int count : {1, s.size, 100, 1001}) {
-        auto send = matmul_input(s.rank, std::size_t(count));
-        std::vector<std::uint32_t> recv(send.size());
-        const std::string what = "non-commutative matmul count=" + std::to_string(count);
-        expect_call(s, "allreduce", matmul_expect(s, "allreduce"), what,
-                    [&] { allreduce(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
-        if (recv != matmul_reference(s.size, 0, std::size_t(count)))
-            fail(s, "allreduce " + what + ": not the rank-ordered product");
-    }
+    matmul_cases(s, "allreduce", s.size - 1, allreduce);
 }
 
 void check_reduce(const Setting& s)
@@ -432,16 +440,7 @@ void check_scan(const Setting& s)
                     fail(s, "scan" + name + ": wrong result, or written past it");
             }
     scan_int_ops(s);
-    MatmulSetup mm;
-    for (int count : {1, s.size, 100, 1001}) {
-        auto send = matmul_input(s.rank, std::size_t(count));
-        std::vector<std::uint32_t> recv(send.size());
-        const std::string what = "non-commutative matmul count=" + std::to_string(count);
-        expect_call(s, "scan", matmul_expect(s, "scan"), what,
-                    [&] { scan(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
-        if (recv != matmul_reference(s.rank + 1, 0, std::size_t(count)))
-            fail(s, "scan " + what + ": not the rank-ordered product of ranks 0..rank");
-    }
+    matmul_cases(s, "scan", s.rank, scan);
 }
 
 } // namespace check
