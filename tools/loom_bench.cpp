@@ -1,9 +1,9 @@
 // loom-bench: times MPI collectives with each of loom's algorithms forced in turn, with loom's own
 // choice, or (in a job without loom) with Open MPI's default, side by side in one job.
 //
-//   mpirun -np N [--mca coll loom,inter,tuned,basic,libnbc,self] loom-bench
+//   mpirun -np N loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
-//                      (also allgatherv, reduce_scatter, alltoall)]
+//                      (also allgatherv, reduce_scatter, alltoall, scan)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
@@ -102,9 +102,9 @@ using loom::tools::parse_size;
 namespace bench = loom::bench;
 
 const char* const kUsage =
-    "usage: mpirun -np N [--mca coll loom,inter,tuned,basic,libnbc,self] loom-bench\n"
+    "usage: mpirun -np N loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "                         (also allgatherv, reduce_scatter, alltoall)\n"
+    "                         (also allgatherv, reduce_scatter, alltoall, scan)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n";
@@ -297,7 +297,8 @@ double bus_factor(Collective c, int ranks)
     case Collective::reduce_scatter: return (p - 1) / p;
     case Collective::alltoall: return p - 1;
     case Collective::bcast:
-    case Collective::reduce: return 1;
+    case Collective::reduce:
+    case Collective::scan: return 1; // each rank's vector crosses one link
     default: return 0;
     }
 }

@@ -147,16 +147,13 @@ bool can_call(Collective c)
     case Collective::reduce_scatter_block:
     case Collective::reduce_scatter:
     case Collective::alltoall:
-    case Collective::barrier: return true;
+    case Collective::barrier:
+    case Collective::scan: return true;
     default: return false;
     }
 }
 
-bool is_reduction(Collective c)
-{
-    return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block ||
-           c == Collective::reduce_scatter;
-}
+bool is_reduction(Collective c) { return reduces(c); }
 
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
 {
@@ -164,6 +161,7 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
     switch (c) {
     case Collective::allreduce:
     case Collective::reduce:
+    case Collective::scan:
         return nominal >= d ? std::optional(Case{c, nominal, nominal / d * d, nominal / d}) : std::nullopt;
     case Collective::reduce_scatter_block:
     case Collective::reduce_scatter: {
@@ -286,6 +284,9 @@ void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
         persistent ? PERSISTENT(Bcast)(d, n, MPI_BYTE, 0, w, i, r) : MPI_Ibcast(d, n, MPI_BYTE, 0, w, r);
         break;
     case Collective::barrier: persistent ? PERSISTENT(Barrier)(w, i, r) : MPI_Ibarrier(w, r); break;
+    case Collective::scan:
+        persistent ? PERSISTENT(Scan)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r) : MPI_Iscan(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
+        break;
     default: *r = MPI_REQUEST_NULL; break;
     }
 }
@@ -326,6 +327,7 @@ void call_once(const Case& k, Buffers& b)
         break;
     case Collective::bcast: MPI_Bcast(b.recv.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
     case Collective::barrier: MPI_Barrier(MPI_COMM_WORLD); break;
+    case Collective::scan: MPI_Scan(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     default: break;
     }
 }
@@ -349,6 +351,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
     case Collective::reduce:
     case Collective::reduce_scatter_block:
     case Collective::reduce_scatter:
+    case Collective::scan:
         // send[i] = (rank + 1) (1 + i mod 5): every sum is triangle (1 + i mod 5), exact in doubles
         for (std::size_t i = 0; i < b.send.size(); ++i) b.send[i] = double(rank + 1) * double(1 + i % 5);
         break;
@@ -397,6 +400,12 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t i = 0; i < k.count; ++i)
             if (b.recv_bytes()[i] != pattern(0, i)) return false;
         return true;
+    case Collective::scan: { // ranks 0..rank: (rank + 1)(rank + 2) / 2 (1 + i mod 5)
+        const double prefix = double(rank + 1) * (rank + 2) / 2;
+        for (std::size_t i = 0; i < k.count; ++i)
+            if (b.recv[i] != prefix * double(1 + i % 5)) return false;
+        return true;
+    }
     default: return true;
     }
 }
