@@ -142,16 +142,21 @@ typedef enum loom_coll {
     LOOM_COLL_COUNT
 } loom_coll_t;
 
-/* 1 if coll combines data with an op (collectives.def's `reduces`). */
-static inline int loom_coll_reduces(loom_coll_t coll)
+/* collectives.def's `reduces` and `rooted` of coll, as bits. */
+enum { LOOM_COLL_REDUCES = 1, LOOM_COLL_ROOTED = 2 };
+static inline unsigned loom_coll_traits(loom_coll_t coll)
 {
-    static const unsigned char reduces[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) reduces,
+    static const unsigned char traits[LOOM_COLL_COUNT] = {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+    (unsigned char)((reduces) ? LOOM_COLL_REDUCES : 0) | ((rooted) ? LOOM_COLL_ROOTED : 0),
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     };
-    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT && reduces[coll];
+    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT ? traits[coll] : 0u;
 }
+/* 1 if coll combines data with an op; 1 if it has a root. */
+static inline int loom_coll_reduces(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_REDUCES); }
+static inline int loom_coll_rooted(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_ROOTED); }
 
 /* One collective call, as the core sees it (see algorithms/collectives.hpp):
  *   allreduce, reduce         count elements of op.elem_size bytes

@@ -216,7 +216,6 @@ static_assert(grouped_and_unique(),
 
 } // namespace
 
-
 std::span<const Algorithm> all_algorithms() { return kAlgorithms; }
 
 const Algorithm* find_algorithm(Collective c, std::string_view name)

@@ -53,18 +53,6 @@ constexpr bool reduces(Collective c)
     return false;
 }
 
-// Does the collective have a root?
-constexpr bool rooted(Collective c)
-{
-    switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
-    case Collective::name: return rooted;
-#include "collectives.def"
-#undef LOOM_COLLECTIVE
-    }
-    return false;
-}
-
 // What an algorithm needs of a call before it may serve it.
 struct Needs {
     bool commutative_op = false; // it reorders the reduction

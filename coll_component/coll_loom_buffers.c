@@ -100,8 +100,8 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
     case LOOM_COLL_REDUCE:
     case LOOM_COLL_SCAN:
         if (m->count < 0) return "negative count";
-        /* Only the root's receive buffer is significant in a reduce. */
-        has_result = LOOM_COLL_REDUCE != m->coll || rank == m->root;
+        /* Only the root's receive buffer is significant in a rooted one (reduce). */
+        has_result = !loom_coll_rooted(m->coll) || rank == m->root;
         in_place = has_result && (in_place || m->sbuf == m->rbuf);
         c->core.count = total;
         c->core.root = m->root;

@@ -120,19 +120,26 @@ void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict)
     module->single_copy = 0 != (verdict & LOOM_SHM_SINGLE_COPY) ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
 }
 
+/* A segment set up into *slot over comm with call's tag, inside `call`, which every rank has
+ * reached (loom_shm_setup: single copy as given, `refuse` this rank's local refusal). Its
+ * verdict's bits, the same on every rank; 0 if it could not be had or the PML failed. */
+static int set_up_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                          void **slot, int single_copy, int refuse)
+{
+    loom_pml_transport_t transport;
+    loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
+    transport.ops.shared_state = slot;
+    const int ready = loom_shm_setup(&transport.ops, single_copy, refuse);
+    const int rc = loom_pml_transport_fini(&transport);
+    return ready < 0 || OMPI_SUCCESS != rc ? 0 : ready;
+}
+
 /* Sets up comm's shared segment, inside `call`, which every rank has reached. */
 static void make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    const loom_coll_t coll = call->coll;
-    int ready = 0, rc = OMPI_SUCCESS;
-    if (module->segment_allowed) {
-        loom_pml_transport_t transport;
-        loom_pml_transport_init(&transport, comm, module, tags[coll]);
-        transport.ops.shared_state = &module->shm;
-        ready = loom_shm_setup(&transport.ops, mca_coll_loom_component.single_copy, 0);
-        rc = loom_pml_transport_fini(&transport);
-        if (ready < 0 || OMPI_SUCCESS != rc) ready = 0;
-    }
+    const int ready = module->segment_allowed
+                          ? set_up_segment(call, comm, module, &module->shm, mca_coll_loom_component.single_copy, 0)
+                          : 0;
     loom_adopt_segment(module, ready);
     loom_note_segment(comm, module, ready, !module->segment_allowed, "");
 }
@@ -147,14 +154,14 @@ static int segment_due(mca_coll_loom_module_t *module, const char *forced)
     return is_forced || ++module->segment_wanted >= mca_coll_loom_component.shm_min_calls;
 }
 
-/* Decides `call` again with the segment's new state in the module (the first answer's rule
- * options do not carry over); single copy only if `single_copy` (a blocking call: operations
- * never use it). */
-static const char *choose_again(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                                const char *forced, void *rules, int single_copy, const char **why, const char **rule)
+/* Decides `call` again with its segment's new state (LOOM_SEGMENT_*) and single copy
+ * (LOOM_SINGLE_COPY_*; operations never use it): the first answer's rule options do not carry
+ * over. */
+static const char *choose_again(loom_call_t *call, struct ompi_communicator_t *comm, int segment, int single_copy,
+                                const char *forced, void *rules, const char **why, const char **rule)
 {
-    call->segment = module->segment;
-    call->single_copy = single_copy ? module->single_copy : LOOM_SINGLE_COPY_OFF;
+    call->segment = segment;
+    call->single_copy = single_copy;
     call->wants_segment = 0;
     call->segment_bytes = call->buffer_bytes = 0;
     return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
@@ -176,7 +183,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment || !segment_due(module, forced)) return algorithm;
     make_segment(call, comm, module);
-    return choose_again(call, comm, module, forced, rules, 1, why, rule);
+    return choose_again(call, comm, module->segment, module->single_copy, forced, rules, why, rule);
 }
 
 /* ---- run ---- */
@@ -190,12 +197,7 @@ static int make_own_segment(const loom_call_t *call, struct ompi_communicator_t 
 {
     if (!module->segment_allowed) return 0;
     const int live = __atomic_load_n(&mca_coll_loom_component.persistent_segments, __ATOMIC_RELAXED);
-    loom_pml_transport_t transport;
-    loom_pml_transport_init(&transport, comm, module, tags[call->coll]);
-    transport.ops.shared_state = slot;
-    int ready = loom_shm_setup(&transport.ops, 0, live >= mca_coll_loom_component.shm_persistent_max);
-    const int rc = loom_pml_transport_fini(&transport);
-    if (ready < 0 || OMPI_SUCCESS != rc) ready = 0;
+    const int ready = set_up_segment(call, comm, module, slot, 0, live >= mca_coll_loom_component.shm_persistent_max);
     loom_count_call(0 != ready ? &mca_coll_loom_component.segments_set_up
                                : &mca_coll_loom_component.segments_unavailable);
     if (0 != ready) {
@@ -205,8 +207,8 @@ static int make_own_segment(const loom_call_t *call, struct ompi_communicator_t 
         *slot = NULL;
     }
     if (mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm))
-        opal_output(mca_coll_loom_component.output,
-                    "coll:loom: shared-memory segment of a persistent request on %s %s", comm->c_name,
+        opal_output(mca_coll_loom_component.output, "coll:loom: shared-memory segment of a persistent request on %s %s",
+                    comm->c_name,
                     0 != ready ? "set up"
                                : "unavailable (a rank could not map it, or has coll_loom_shm_persistent_max "
                                  "segments of persistent requests)");
@@ -256,9 +258,9 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
     const char *algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
     if (!call->wants_segment) return algorithm;
     if (persistent) {
-        call->segment = 0 != make_own_segment(call, comm, module, own_segment) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
-        call->segment_bytes = call->buffer_bytes = 0;
-        algorithm = loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
+        const int own = 0 != make_own_segment(call, comm, module, own_segment);
+        algorithm = choose_again(call, comm, own ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE, LOOM_SINGLE_COPY_OFF, forced,
+                                 rules, why, rule);
         /* Still set: the decision took a set-up every rank joined, so it is never remembered for
          * repeats (a repeat found on some ranks only would skip it there). */
         call->wants_segment = 1;
@@ -269,7 +271,7 @@ const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *
         *why = "out of memory for setting up the shared-memory segment";
         return NULL;
     }
-    return choose_again(call, comm, module, forced, rules, 0, why, rule);
+    return choose_again(call, comm, module->segment, LOOM_SINGLE_COPY_OFF, forced, rules, why, rule);
 }
 
 int loom_to_ompi_error(int rc)

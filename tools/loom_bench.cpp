@@ -476,7 +476,7 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
     std::printf("\n%s%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n",
                 job.options->nonblocking && !job.options->persistent ? "i" : "",
                 (name + (job.options->persistent ? "_init" : "")).c_str(),
-                bench::is_reduction(c)     ? "MPI_DOUBLE + MPI_SUM"
+                loom::reduces(c)           ? "MPI_DOUBLE + MPI_SUM"
                 : c == Collective::barrier ? "no data"
                                            : "MPI_BYTE",
                 job.size, job.options->repeats);

@@ -153,7 +153,6 @@ bool can_call(Collective c)
     }
 }
 
-bool is_reduction(Collective c) { return reduces(c); }
 
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
 {

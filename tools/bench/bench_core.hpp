@@ -67,9 +67,6 @@ std::string host_name();
 // The collectives a Case can call: all nine of loom's.
 bool can_call(Collective c);
 
-// MPI_DOUBLE + MPI_SUM (allreduce, reduce, reduce_scatter(_block)) rather than MPI_BYTE.
-bool is_reduction(Collective c);
-
 // One call's shape.
 struct Case {
     Collective collective;

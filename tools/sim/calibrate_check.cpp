@@ -29,7 +29,6 @@ using loom::tools::format_size;
 
 using loom::bench::Buffers;
 using loom::bench::call_and_verify;
-using loom::bench::is_reduction;
 using loom::bench::Timing;
 
 // One measured point: an algorithm forced for one call shape (bench_core.hpp).
@@ -65,7 +64,7 @@ std::optional<double> predict(const loom::sim::Model& model, const Case& k, int 
     s.ranks = ranks;
     s.ranks_per_node = ranks;
     s.bytes = k.call.bytes;
-    s.elem_size = is_reduction(k.algorithm->collective) ? sizeof(double) : 1;
+    s.elem_size = loom::reduces(k.algorithm->collective) ? sizeof(double) : 1;
     s.segment_bytes = segment;
     s.buffer_bytes = pat_buffer;
     try {
