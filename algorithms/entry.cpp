@@ -106,28 +106,26 @@ std::size_t sum(const std::size_t* counts, int n)
     return total;
 }
 
-// The one definition of "message size" per collective, used for selection (and, with the
-// rule table, by rules, tools and verbose output):
-//   allreduce, reduce, scan, bcast  the vector: count x element size
-//   reduce_scatter(_block)      the whole input vector: sum(counts) x element size
-//   allgather(v)                the whole gathered vector: sum(counts) bytes
-//   alltoall                    one block: the bytes each rank sends to each peer
-//   barrier                     0
 } // namespace
 
+// The one definition of "message size", used for selection (and, with the rule table, by
+// rules, tools and verbose output), by the collective's layout (collectives.def), in bytes:
+//   vector     the vector: count units (allreduce, reduce, scan, bcast)
+//   split      the whole input vector: sum(counts) units (reduce_scatter)
+//   gathered   the whole gathered vector: sum(counts) units (allgather)
+//   per_peer   one block: what each rank sends to each peer (alltoall)
+//   none       0 (barrier)
+// A unit is an element of the op for a reduction, a byte otherwise.
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
-    switch (collective_of(call)) {
-    case Collective::allreduce:
-    case Collective::reduce:
-    case Collective::scan: return call.count * call.op.elem_size;
-    case Collective::reduce_scatter:
-    case Collective::reduce_scatter_block: return sum(call.counts, comm_size) * call.op.elem_size;
-    case Collective::allgather:
-    case Collective::allgatherv: return sum(call.counts, comm_size);
-    case Collective::bcast:
-    case Collective::alltoall: return call.count;
-    case Collective::barrier: return 0;
+    const Collective c = collective_of(call);
+    const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
+    switch (layout(c)) {
+    case Layout::vector:
+    case Layout::per_peer: return call.count * unit;
+    case Layout::split:
+    case Layout::gathered: return sum(call.counts, comm_size) * unit;
+    case Layout::none: return 0;
     }
     return 0;
 }

@@ -136,7 +136,7 @@ int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t *out);
 
 /* The collectives loom implements: LOOM_COLL_<NAME>, one per row of collectives.def. */
 typedef enum loom_coll {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) LOOM_COLL_##NAME,
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) LOOM_COLL_##NAME,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     LOOM_COLL_COUNT
@@ -147,7 +147,7 @@ enum { LOOM_COLL_REDUCES = 1, LOOM_COLL_ROOTED = 2 };
 static inline unsigned loom_coll_traits(loom_coll_t coll)
 {
     static const unsigned char traits[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
     (unsigned char)((reduces) ? LOOM_COLL_REDUCES : 0) | ((rooted) ? LOOM_COLL_ROOTED : 0),
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -158,13 +158,31 @@ static inline unsigned loom_coll_traits(loom_coll_t coll)
 static inline int loom_coll_reduces(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_REDUCES); }
 static inline int loom_coll_rooted(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_ROOTED); }
 
-/* One collective call, as the core sees it (see algorithms/collectives.hpp):
- *   allreduce, reduce         count elements of op.elem_size bytes
- *   reduce_scatter(_block)    counts[i] elements in rank i's block
- *   allgather(v)              counts[i] bytes contributed by rank i (dense, rank order)
- *   bcast                     count bytes at rbuf
- *   alltoall                  count bytes per block
- *   barrier                   nothing
+/* What each rank's buffers hold: collectives.def's `layout` column, which says what each means. */
+typedef enum loom_layout {
+    LOOM_LAYOUT_vector,
+    LOOM_LAYOUT_split,
+    LOOM_LAYOUT_gathered,
+    LOOM_LAYOUT_per_peer,
+    LOOM_LAYOUT_none
+} loom_layout_t;
+static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
+{
+    static const unsigned char layouts[LOOM_COLL_COUNT] = {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) (unsigned char)LOOM_LAYOUT_##layout,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    };
+    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT ? (loom_layout_t)layouts[coll] : LOOM_LAYOUT_none;
+}
+
+/* One collective call, as the core sees it (see algorithms/collectives.hpp), by its layout
+ * (collectives.def), in units of op.elem_size bytes for a reduction, of bytes otherwise:
+ *   vector     count units (bcast: at rbuf)
+ *   split      counts[i] units in rank i's block
+ *   gathered   counts[i] units contributed by rank i (dense, rank order)
+ *   per_peer   count units per block
+ *   none       nothing
  * sbuf == NULL means in place. */
 /* What serves a call decided while its communicator's segment is PENDING if the set-up fails
  * (loom_call_t.stand_in): the algorithm (NULL: none needed), the flat algorithm its node

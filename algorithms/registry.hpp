@@ -15,7 +15,7 @@ namespace loom {
 
 // The collectives, one per row of collectives.def (the C interface's loom_coll_t).
 enum class Collective : int {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) name = LOOM_COLL_##NAME,
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) name = LOOM_COLL_##NAME,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 };
@@ -23,7 +23,7 @@ inline constexpr int kCollectiveCount = LOOM_COLL_COUNT;
 
 // Every collective, in the table's order: what tools and tests loop over.
 inline constexpr std::array<Collective, kCollectiveCount> kAllCollectives = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) Collective::name,
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) Collective::name,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 };
@@ -33,7 +33,7 @@ constexpr std::span<const Collective> all_collectives() { return kAllCollectives
 constexpr std::string_view to_string(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
     case Collective::name: return #name;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -45,7 +45,7 @@ constexpr std::string_view to_string(Collective c)
 constexpr bool reduces(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
     case Collective::name: return reduces;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -54,6 +54,57 @@ constexpr bool reduces(Collective c)
 }
 
 // What an algorithm needs of a call before it may serve it.
+// What each rank's buffers hold (collectives.def's layout column).
+enum class Layout : int {
+    vector = LOOM_LAYOUT_vector,
+    split = LOOM_LAYOUT_split,
+    gathered = LOOM_LAYOUT_gathered,
+    per_peer = LOOM_LAYOUT_per_peer,
+    none = LOOM_LAYOUT_none,
+};
+
+constexpr Layout layout(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+    case Collective::name: return Layout::layout;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return Layout::none;
+}
+
+constexpr bool rooted(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+    case Collective::name: return rooted;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return false;
+}
+
+// Whether the collective's MPI signature gives a count per rank (collectives.def's signature
+// classes reduction_v and exchange_v: reduce_scatter, allgatherv) rather than one for all.
+#define LOOM_PER_RANK_COUNTS_reduction false
+#define LOOM_PER_RANK_COUNTS_rooted_reduction false
+#define LOOM_PER_RANK_COUNTS_reduction_v true
+#define LOOM_PER_RANK_COUNTS_exchange false
+#define LOOM_PER_RANK_COUNTS_exchange_v true
+#define LOOM_PER_RANK_COUNTS_broadcast false
+#define LOOM_PER_RANK_COUNTS_sync false
+constexpr bool per_rank_counts(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+    case Collective::name: return LOOM_PER_RANK_COUNTS_##signature;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return false;
+}
+
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
     bool power_of_two = false;   // communicator size must be a power of two

@@ -188,51 +188,49 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         c.counts = counts.data();
         run_host(c);
     };
-    switch (algorithm.collective) {
-    case Collective::allreduce:
-    case Collective::scan: { // elementwise: each segment of the vector is a scan of its own
-        const std::size_t elem = call.op.elem_size;
-        const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
-        stage_segments(copier, src, call.rbuf, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),
-                       [&](std::byte* slot, std::size_t, std::size_t length) {
-                           loom_call_t c = host_call(call);
-                           c.sbuf = nullptr; // in place on the slot
-                           c.rbuf = slot;
-                           c.count = length / elem;
-                           run_host(c);
-                       });
+    // By the collective's layout (collectives.def): a vector is staged in segments, each a call
+    // of its own; blocks are staged piece by piece, each segment holding piece i of every block.
+    const Collective coll = algorithm.collective;
+    switch (layout(coll)) {
+    case Layout::vector:
+        if (!rooted(coll)) { // allreduce, scan: elementwise, so each segment is a call of its own
+            const std::size_t elem = call.op.elem_size;
+            const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
+            stage_segments(copier, src, call.rbuf, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),
+                           [&](std::byte* slot, std::size_t, std::size_t length) {
+                               loom_call_t c = host_call(call);
+                               c.sbuf = nullptr; // in place on the slot
+                               c.rbuf = slot;
+                               c.count = length / elem;
+                               run_host(c);
+                           });
+        } else if (reduces(coll)) { // reduce: the root's result
+            const std::size_t elem = call.op.elem_size;
+            const bool root = rank == call.root;
+            const void* src = root && call.sbuf == nullptr ? call.rbuf : call.sbuf;
+            stage_segments(copier, src, root ? call.rbuf : nullptr, call.count * elem,
+                           staging_segment_bytes(call.staging_bytes, elem),
+                           [&](std::byte* slot, std::size_t, std::size_t length) {
+                               loom_call_t c = host_call(call);
+                               // The root reduces in place on its slot; the others send theirs.
+                               c.sbuf = root ? nullptr : slot;
+                               c.rbuf = root ? slot : nullptr;
+                               c.count = length / elem;
+                               run_host(c);
+                           });
+        } else { // bcast: the root's source
+            const bool root = rank == call.root;
+            stage_segments(copier, root ? call.rbuf : nullptr, root ? nullptr : call.rbuf, call.count,
+                           staging_segment_bytes(call.staging_bytes, 1),
+                           [&](std::byte* slot, std::size_t, std::size_t length) {
+                               loom_call_t c = host_call(call);
+                               c.rbuf = slot;
+                               c.count = length;
+                               run_host(c);
+                           });
+        }
         return;
-    }
-    case Collective::reduce: {
-        const std::size_t elem = call.op.elem_size;
-        const bool root = rank == call.root;
-        const void* src = root && call.sbuf == nullptr ? call.rbuf : call.sbuf;
-        stage_segments(copier, src, root ? call.rbuf : nullptr, call.count * elem,
-                       staging_segment_bytes(call.staging_bytes, elem),
-                       [&](std::byte* slot, std::size_t, std::size_t length) {
-                           loom_call_t c = host_call(call);
-                           // The root reduces in place on its slot; the others send theirs.
-                           c.sbuf = root ? nullptr : slot;
-                           c.rbuf = root ? slot : nullptr;
-                           c.count = length / elem;
-                           run_host(c);
-                       });
-        return;
-    }
-    case Collective::bcast: {
-        const bool root = rank == call.root;
-        stage_segments(copier, root ? call.rbuf : nullptr, root ? nullptr : call.rbuf, call.count,
-                       staging_segment_bytes(call.staging_bytes, 1),
-                       [&](std::byte* slot, std::size_t, std::size_t length) {
-                           loom_call_t c = host_call(call);
-                           c.rbuf = slot;
-                           c.count = length;
-                           run_host(c);
-                       });
-        return;
-    }
-    case Collective::reduce_scatter:
-    case Collective::reduce_scatter_block: {
+    case Layout::split: {
         // Segment i: piece i of every block, reduced in place on the slot; this rank's piece
         // of the result is at the slot's start.
         const std::size_t elem = call.op.elem_size;
@@ -254,8 +252,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
             });
         return;
     }
-    case Collective::allgather:
-    case Collective::allgatherv: {
+    case Layout::gathered: {
         // Segment i: piece i of every block; this rank's piece goes to its place in the slot,
         // the algorithm runs in place there, and every piece goes to its place in rbuf.
         const Pieces pieces(call.counts, P, 1, call.staging_bytes);
@@ -280,7 +277,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
             });
         return;
     }
-    case Collective::alltoall: {
+    case Layout::per_peer: {
         // Segment i: piece i of every block, in place on the slot (all pieces of one segment
         // have the same length, as alltoall's blocks do).
         const std::vector<std::size_t> blocks(std::size_t(P), call.count);
@@ -309,7 +306,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
             [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, false); });
         return;
     }
-    case Collective::barrier: run_host(host_call(call)); return;
+    case Layout::none: run_host(host_call(call)); return;
     }
 }
 

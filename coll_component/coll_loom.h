@@ -5,11 +5,12 @@
  * between Open MPI versions is behind coll_loom_ompi.h.
  *
  * The life of a call (ARCHITECTURE.md): an entry point (coll_loom_entry.c) records its
- * arguments in a loom_mpi_call_t and calls mca_coll_loom_serve (coll_loom_call.c), which
- * describes the call to the core once (buffers, counts, the datatype plan, the memory kind),
- * asks the chooser once (loom_choose, selection_rules/), runs the algorithm once
- * (loom_run, algorithms/) and finishes once - or hands the call to the previous component
- * (mca_coll_loom_hand_on, the one place that calls it).
+ * arguments in a loom_mpi_call_t and calls mca_coll_loom_serve (blocking) or
+ * mca_coll_loom_start (non-blocking, persistent). Both take it through one pipeline
+ * (coll_loom_call.c), which describes the call to the core once (buffers, counts, the datatype
+ * plan, the memory kind) and asks the chooser once (loom_choose, selection_rules/); then the
+ * form runs the algorithm once (loom_run, algorithms/; as a resumable operation for a request)
+ * and finishes once - or hands the call to the previous component (mca_coll_loom_hand_on).
  */
 #ifndef MCA_COLL_LOOM_H
 #define MCA_COLL_LOOM_H
@@ -42,7 +43,7 @@ typedef struct mca_coll_loom_component_t {
      * loom decline the call. */
     char *forced[LOOM_COLL_COUNT];
     int fast_repeats;       /* coll_loom_fast_repeats: repeats of a handed-on call skip the
-                               decision (coll_loom_call.c) */
+                               decision (coll_loom_repeat.c) */
     size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
@@ -141,7 +142,7 @@ typedef struct mca_coll_loom_module_t {
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
     /* Per form and collective, the last call loom's rules decided (loom_repeat_*,
-     * coll_loom_call.c): a repeat of it is handed on, or served, without being described and
+     * coll_loom_repeat.c): a repeat of it is handed on, or served, without being described and
      * chosen again. */
     loom_repeat_t repeats[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
@@ -180,18 +181,16 @@ typedef struct loom_mpi_call {
 } loom_mpi_call_t;
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
- * rank (coll_loom_call.c). repeat: loom_repeat_of(call), which the entry point has already
- * looked up and, where it repeats a handed-on call, handed on itself unless the call was
- * handed back from below (NULL: not a repeat). An OMPI error code. */
+ * rank. mca_coll_loom_serve takes a blocking call (coll_loom_blocking.c), mca_coll_loom_start a
+ * non-blocking or persistent one (its kind) with a request of loom's (coll_loom_request.c);
+ * both through the one pipeline (loom_decide, coll_loom_call.c). repeat: loom_repeat_of_args
+ * for the call, which the entry point has already looked up and, where it repeats a handed-on
+ * call, handed on itself unless the call was handed back from below (NULL: not a repeat). An
+ * OMPI error code. */
 int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                         const struct loom_repeat *repeat);
-
-/* Serves a non-blocking or persistent `call` (its kind) on comm with a request of loom's, or
- * hands it on: the same decision on every rank (coll_loom_request.c). */
-int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
-/* mca_coll_loom_start with loom_repeat_of(call), which the entry point has already looked up. */
-int mca_coll_loom_start_repeat(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
-                               mca_coll_loom_module_t *module, const struct loom_repeat *repeat);
+int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const struct loom_repeat *repeat);
 /* Advances every running non-blocking and persistent operation (registered with
  * opal_progress at the first); the number that ended. */
 int mca_coll_loom_progress(void);
@@ -200,11 +199,11 @@ int mca_coll_loom_progress(void);
 void mca_coll_loom_requests_init(void);
 void mca_coll_loom_requests_fini(void);
 
-/* Calls the previous component's function for `call` (coll_loom_entry.c). */
+/* Calls the previous component's function for `call` (coll_loom_hand_on.c). */
 int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
                           mca_coll_loom_module_t *module);
 
-/* ---- Per communicator (coll_loom_module.c) ---- */
+/* ---- Per communicator (coll_loom_comm.c) ---- */
 
 /* The rule tables for comm (loom_rules_resolve), made on its first call; NULL if out of
  * memory. */

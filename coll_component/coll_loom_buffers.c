@@ -95,10 +95,8 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     size_t total = (size_t)m->count;
     int in_place = MPI_IN_PLACE == m->sbuf, has_result = 1;
-    switch (m->coll) {
-    case LOOM_COLL_ALLREDUCE:
-    case LOOM_COLL_REDUCE:
-    case LOOM_COLL_SCAN:
+    switch (loom_coll_layout(m->coll)) {
+    case LOOM_LAYOUT_vector: /* allreduce, reduce, scan */
         if (m->count < 0) return "negative count";
         /* Only the root's receive buffer is significant in a rooted one (reduce). */
         has_result = !loom_coll_rooted(m->coll) || rank == m->root;
@@ -107,7 +105,7 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
         c->core.root = m->root;
         c->result_count = total;
         break;
-    default: /* reduce_scatter(_block): counts[i] elements for rank i */
+    default: /* split, reduce_scatter(_block): counts[i] elements for rank i */
         if (NULL == m->counts && m->count < 0) return "negative count";
         if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
         total = 0;
@@ -138,8 +136,8 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     const int in_place = MPI_IN_PLACE == m->sbuf;
-    switch (m->coll) {
-    case LOOM_COLL_BCAST: {
+    switch (loom_coll_layout(m->coll)) {
+    case LOOM_LAYOUT_vector: { /* bcast: the root's buffer is read, the others' written */
         if (m->count < 0) return "negative count";
         const int root = rank == m->root;
         c->core.count = (size_t)m->count * loom_type_size(m->dtype);
@@ -147,15 +145,14 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
         return NULL;
     }
-    case LOOM_COLL_ALLTOALL:
+    case LOOM_LAYOUT_per_peer: /* alltoall */
         if (m->count < 0) return "negative count";
         c->core.count = (size_t)m->count * loom_type_size(m->dtype);
         if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)size * (size_t)m->scount, LOOM_READ_ALL, 0);
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count,
                    in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
         return NULL;
-    case LOOM_COLL_ALLGATHER:
-    case LOOM_COLL_ALLGATHERV: {
+    case LOOM_LAYOUT_gathered: { /* allgather(v) */
         if (NULL == m->counts && m->count < 0) return "negative count";
         if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
         const size_t type_size = loom_type_size(m->dtype);
@@ -171,24 +168,14 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         c->recv.displs = m->displs;
         return NULL;
     }
-    default: /* barrier */ return NULL;
+    default: /* none: barrier */ return NULL;
     }
-}
-
-/* What every description starts from: no counts of its own, no dense views, no host copies. */
-static void describe_start(loom_glue_call_t *c, const loom_mpi_call_t *mpi)
-{
-    c->mpi = mpi;
-    c->counts = c->inline_counts;
-    c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
-    c->copies[0].user = c->copies[1].user = NULL;
-    c->copies[0].host = c->copies[1].host = NULL;
 }
 
 const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
 {
     *rc = OMPI_SUCCESS;
-    describe_start(c, mpi);
+    loom_call_start(c, mpi);
     c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the collective's description sets them */
@@ -205,7 +192,7 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
                          const loom_served_repeat_t *s)
 {
-    describe_start(c, mpi);
+    loom_call_start(c, mpi);
     c->result_count = s->result_count;
     c->dense = 1;
     c->send = s->send;

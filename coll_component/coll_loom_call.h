@@ -1,12 +1,14 @@
 /*
- * One collective call inside the glue, from description to finish (coll_loom_call.c,
- * coll_loom_buffers.c). Private to coll_component/.
+ * One collective call inside the glue: its record, and what the files that take it through
+ * the pipeline (coll_loom_call.c) and run it share. Private to coll_component/; its README
+ * maps the files and the order they call each other in.
  */
 #ifndef COLL_LOOM_CALL_H
 #define COLL_LOOM_CALL_H
 
 #include "coll_loom.h"
 #include "loom_device.h"
+#include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/runtime/mpiruntime.h" /* ompi_mpi_thread_multiple */
 
 #include <string.h>
@@ -62,48 +64,27 @@ typedef struct loom_glue_call {
     loom_host_copy_t copies[2];
 } loom_glue_call_t;
 
-/* A served call kept for its repeats (loom_repeat_t.served): loom_describe's result and the
- * chooser's decision, less what changes from call to call - the buffers' addresses. Only calls
- * whose every buffer is used in place (dense, host memory) and whose counts are the same for
- * every rank are kept, so a repeat needs only its addresses filled in. */
-typedef struct loom_served_repeat {
-    loom_call_t core;           /* as chosen, before loom_apply_tuning; sbuf, rbuf, counts unset */
-    loom_buffer_t send, recv;   /* user unset */
-    int send_used, recv_used;   /* 1: send.user is the call's sbuf (recv.user its rbuf), else NULL */
-    ptrdiff_t send_lb, recv_lb; /* core.sbuf - send.user, core.rbuf - recv.user */
-    int has_counts;             /* 1: core.counts has comm size entries, each each_count */
-    size_t each_count;
-    size_t result_count;
-    loom_reduce_plan_t plan;
-    const char *algorithm, *rule;
-} loom_served_repeat_t;
+/* ---- the call's buffers (coll_loom_buffers.c) ---- */
 
-/* A served repeat's core call for mpi (into *core): s's, with mpi's buffers at the kept offsets;
- * *send_user and *recv_user get the user buffers the kept call used (NULL where it used none).
- * The reduction plan is copied into *plan, which the core call's op then reads (Open MPI's op
- * adapter reads its plan through the reduction's context): s may change while the call runs (a
- * collective the run makes on the communicator, the topology's at verbose >= 1, can overwrite
- * it). For loom_describe_repeat and the blocking path's serve_repeat. */
-static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mpi_call_t *mpi, loom_call_t *core,
-                                    loom_reduce_plan_t *plan, void **send_user, void **recv_user)
+/* What every record starts from: mpi, no counts of its own, no dense views, no host copies
+ * (then loom_call_fini frees nothing). */
+static inline void loom_call_start(loom_glue_call_t *c, const loom_mpi_call_t *mpi)
 {
-    *core = s->core;
-    *send_user = s->send_used ? (void *)mpi->sbuf : NULL;
-    *recv_user = s->recv_used ? mpi->rbuf : NULL;
-    core->sbuf = NULL != *send_user ? (const char *)*send_user + s->send_lb : NULL;
-    core->rbuf = NULL != *recv_user ? (char *)*recv_user + s->recv_lb : NULL;
-    *plan = s->plan;
-    if (s->core.op.ctx == &s->plan) core->op.ctx = plan->reduction.ctx = plan;
+    c->mpi = mpi;
+    c->counts = c->inline_counts;
+    c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
+    c->copies[0].user = c->copies[1].user = NULL;
+    c->copies[0].host = c->copies[1].host = NULL;
 }
-
-/* Describes mpi on comm into c (coll_loom_buffers.c): core call, buffers, reduction plan.
- * Returns NULL, or why loom cannot serve it (the same on every rank); *rc an error code if
- * memory ran out. Release with loom_call_fini. */
+/* Describes mpi on comm into c: core call, buffers, reduction plan. Returns NULL, or why loom
+ * cannot serve it (the same on every rank); *rc an error code if memory ran out. Release with
+ * loom_call_fini. */
 const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc);
+struct loom_served_repeat;
 /* loom_describe and the decision for mpi, a repeat of the served call s (its key matched,
- * loom_repeat_of): c is s with mpi's buffers. Returns an error code (memory). */
+ * loom_repeat_of_args): c is s with mpi's buffers. Returns an error code (memory). */
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
-                         const loom_served_repeat_t *s);
+                         const struct loom_served_repeat *s);
 void loom_call_free(loom_glue_call_t *c);
 static inline void loom_call_fini(loom_glue_call_t *c)
 {
@@ -127,8 +108,192 @@ int loom_host_copies_out(loom_glue_call_t *c);
  * loom_views_out empties the written ones into the user's buffers after the run. */
 int loom_views_in(loom_glue_call_t *c);
 int loom_views_out(loom_glue_call_t *c);
+/* Frees the scratch copies of a dense view (before making them again: a persistent request). */
+void loom_views_free(loom_glue_call_t *c);
 
-/* ---- shared by the blocking (coll_loom_call.c) and non-blocking (coll_loom_request.c) paths ---- */
+/* ---- the pipeline (coll_loom_call.c) ---- */
+
+/* A served call kept for its repeats (loom_repeat_t.served, coll_loom_repeat.c): loom_describe's
+ * result and the chooser's decision, less what changes from call to call - the buffers'
+ * addresses. Only calls whose every buffer is used in place (dense, host memory) and whose
+ * counts are the same for every rank are kept, so a repeat needs only its addresses filled in. */
+typedef struct loom_served_repeat {
+    loom_call_t core;           /* as chosen, before loom_apply_tuning; sbuf, rbuf, counts unset */
+    loom_buffer_t send, recv;   /* user unset */
+    int send_used, recv_used;   /* 1: send.user is the call's sbuf (recv.user its rbuf), else NULL */
+    ptrdiff_t send_lb, recv_lb; /* core.sbuf - send.user, core.rbuf - recv.user */
+    int has_counts;             /* 1: core.counts has comm size entries, each each_count */
+    size_t each_count;
+    size_t result_count;
+    loom_reduce_plan_t plan;
+    const char *algorithm, *rule;
+} loom_served_repeat_t;
+
+/* What the pipeline decided for a call: served by `algorithm` (chosen by `rule`), or handed on
+ * (algorithm NULL) for `why`, already counted as such. */
+typedef struct loom_decision {
+    const char *algorithm, *rule, *why;
+    /* A blocking repeat served from the kept call as it is, with no record made (the record
+     * given to loom_decide is untouched): run it with loom_repeat_core. */
+    const loom_served_repeat_t *kept;
+    int device;        /* device buffers: a blocking call's algorithm is staged (the core's copier),
+                          an operation runs on host copies; handed on, on host copies */
+    int begin_setup;   /* non-blocking: the call starts the set-up of the communicator's segment, as
+                          an operation launched before its own (the segment is PENDING) */
+    void *own_segment; /* persistent: the segment of its own its algorithm runs on, or NULL */
+} loom_decision_t;
+
+/* The pipeline: describes mpi on comm into c, finds its memory kind, chooses, remembers; the
+ * same on every rank. repeat: the kept decision the entry point found for mpi
+ * (loom_repeat_of_args; NULL: none). An error code (memory); then c is to be released with
+ * loom_call_fini, as it is after a decision that is not d->kept. */
+int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                     mca_coll_loom_module_t *module, const loom_repeat_t *repeat, loom_decision_t *d);
+/* loom_decide_call, with the decision for a repeat of a served call inline (unless it was
+ * handed back from below): a blocking one without per-rank counts runs from the kept record
+ * itself (d->kept), any other is described from it (loom_describe_repeat). Inline, so that the
+ * forms' tests of the decision fold away on a repeat: a repeat is an application's usual call
+ * (tools/dev/call-instructions). */
+static inline int loom_decide(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
+                              mca_coll_loom_module_t *module, const loom_repeat_t *repeat, loom_decision_t *d)
+{
+    if (NULL == repeat || !repeat->is_served ||
+        (LOOM_BLOCKING == mpi->kind && 0 != (module->handing_on & (1u << mpi->coll))))
+        return loom_decide_call(c, mpi, comm, module, repeat, d);
+    const struct loom_served_repeat *s = repeat->served;
+    if (LOOM_BLOCKING == mpi->kind && !s->has_counts) {
+        d->kept = s;
+        return OMPI_SUCCESS;
+    }
+    const int rc = loom_describe_repeat(c, mpi, comm, s);
+    /* Set after the call, so that a compiler sees what the form then tests. */
+    *d = (loom_decision_t){.algorithm = s->algorithm, .rule = s->rule};
+    return rc;
+}
+
+/* A served repeat's core call for mpi (into *core): s's, with mpi's buffers at the kept offsets;
+ * *send_user and *recv_user get the user buffers the kept call used (NULL where it used none).
+ * The reduction plan is copied into *plan, which the core call's op then reads (Open MPI's op
+ * adapter reads its plan through the reduction's context): s may change while the call runs (a
+ * collective the run makes on the communicator, the topology's at verbose >= 1, can overwrite
+ * it). For loom_describe_repeat and a blocking call's d->kept. */
+static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mpi_call_t *mpi, loom_call_t *core,
+                                    loom_reduce_plan_t *plan, void **send_user, void **recv_user)
+{
+    *core = s->core;
+    *send_user = s->send_used ? (void *)mpi->sbuf : NULL;
+    *recv_user = s->recv_used ? mpi->rbuf : NULL;
+    core->sbuf = NULL != *send_user ? (const char *)*send_user + s->send_lb : NULL;
+    core->rbuf = NULL != *recv_user ? (char *)*recv_user + s->recv_lb : NULL;
+    *plan = s->plan;
+    if (s->core.op.ctx == &s->plan) core->op.ctx = plan->reduction.ctx = plan;
+}
+
+/* Open MPI's tag for each blocking collective (collectives.def's NAME): a blocking call's
+ * messages, and a segment's set-up inside a call. */
+static inline int loom_blocking_tag(loom_coll_t coll)
+{
+    switch (coll) {
+#define LOOM_COLLECTIVE(name, NAME, ...) \
+    case LOOM_COLL_##NAME: return MCA_COLL_BASE_TAG_##NAME;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    case LOOM_COLL_COUNT: break;
+    }
+    return MCA_COLL_BASE_TAG_BARRIER;
+}
+
+/* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
+ * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
+ * change them between calls). */
+static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes)
+{
+    if (0 == *segment_bytes) *segment_bytes = mca_coll_loom_component.segment_size;
+    if (0 == *buffer_bytes) *buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+}
+static inline void loom_apply_tuning(loom_call_t *call)
+{
+    loom_apply_options(&call->segment_bytes, &call->buffer_bytes);
+    if (NULL != call->stand_in.algorithm)
+        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes);
+}
+/* loom's error codes (LOOM_ERR_*) as Open MPI's. */
+static inline int loom_to_ompi_error(int rc)
+{
+    return LOOM_ERR_NO_MEMORY == rc ? OMPI_ERR_OUT_OF_RESOURCE : LOOM_ERR_INTERNAL == rc ? OMPI_ERROR : rc;
+}
+/* 1 if p is device (CUDA) memory. */
+static inline int loom_is_device(const void *p)
+{
+    return NULL != p && !__atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED) &&
+           LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
+}
+/* 1: sbuf is MPI_IN_PLACE; 2: the send buffer is the receive buffer; 0: neither. */
+static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
+{
+    return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0);
+}
+
+/* ---- shared-memory segments (coll_loom_segment.c) ---- */
+
+/* Sets up comm's shared segment inside `call`, which every rank has reached (a blocking call),
+ * and makes its verdict the module's state. */
+void loom_make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+/* A persistent request's own segment, in *slot, set up inside its init (every rank of comm is
+ * there: the init is nonlocal), unless this process has coll_loom_shm_persistent_max of them
+ * alive. The verdict's bits (0: none, *slot NULL). Give it back with loom_drop_own_segment. */
+int loom_make_own_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                          void **slot);
+void loom_drop_own_segment(void **slot);
+/* A PENDING segment's set-up, waited for (progressing Open MPI) where every rank waits at the
+ * same point - a blocking call, a persistent init - and its outcome made the state. */
+void loom_settle_segment(mca_coll_loom_module_t *module);
+/* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
+ * 0: none). */
+void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict);
+
+/* ---- repeats (coll_loom_repeat.c) ---- */
+
+/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
+ * calls (freeing the old string, whose address may come back), so a repeat compares names. */
+static inline const char *loom_forced_now(loom_coll_t coll)
+{
+    const char *forced = mca_coll_loom_component.forced[coll];
+    return NULL == forced ? "" : forced;
+}
+static inline int loom_same_forced(const char *kept, const char *now)
+{
+    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
+}
+/* The last call of the collective and form the pipeline decided, if this call, given by its
+ * arguments, repeats it (the same count, predefined datatypes and op, root, in-place use, forced
+ * algorithm, segment state, host buffers; coll_loom_fast_repeats on); NULL otherwise. Inline:
+ * the entry points test for a repeat before they build the call's record (coll_loom_entry.c).
+ * A call with per-rank counts is never remembered. */
+static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
+                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
+                                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                                       int scount, struct ompi_datatype_t *sdtype)
+{
+    const loom_repeat_t *r = &module->repeats[kind][coll];
+    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != count || r->dtype != dtype || r->op != op ||
+        r->root != root || r->scount != scount || r->sdtype != sdtype || r->in_place != loom_in_place_of(sbuf, rbuf) ||
+        r->segment != module->segment || r->single_copy != module->single_copy ||
+        !loom_same_forced(r->forced, loom_forced_now(coll)))
+        return NULL;
+    /* Device buffers are handed on through host copies: the whole path. */
+    if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
+    return r;
+}
+/* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
+void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
+/* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be
+ * served from the record (loom_served_repeat_t); else forgets the collective's last call. Call
+ * it after the chooser, before loom_apply_tuning. */
+void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
+                          const char *algorithm, const char *rule);
+
+/* ---- counters and verbose lines (coll_loom_report.c) ---- */
 
 /* "allreduce", "iallreduce" or "allreduce_init": a call's form as MPI names it, for messages
  * (buf holds it for the latter two). */
@@ -137,6 +302,12 @@ const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t
 void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
                       mca_coll_loom_module_t *module, const char *algorithm, const char *rule);
 void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why);
+/* The verbose line (rank 0, coll_loom_verbose >= 1) saying how comm's segment set-up ended:
+ * `verdict` as loom_shm_setup returns it (0: unavailable), `refused` if the segment was too
+ * large to be set up at all; `by` says what set it up ("by a non-blocking call's set-up
+ * operation, "; "" for a blocking call). */
+void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_module_t *module, int verdict, int refused,
+                       const char *by);
 /* A locked add waits for the stores before it to drain - after a shared-memory collective,
  * stores to cache lines the other ranks are reading - which measured as about 15% of an 8-byte
  * shm bcast's time. Only MPI_THREAD_MULTIPLE needs it. */
@@ -155,97 +326,6 @@ static inline void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct
     loom_count_call(&mca_coll_loom_component.declined[kind][coll]);
     if (mca_coll_loom_component.verbose >= 2) loom_report_declined(kind, coll, comm, why);
 }
-/* The chooser for calls that may overlap others on the communicator (non-blocking and
- * persistent): no single copy; a non-blocking call may start setting the communicator's
- * segment up (mca_coll_loom_begin_segment); a persistent one never uses it, but may get a
- * segment of its own, set up in *own_segment. NULL and *why if loom hands the call on. */
-const char *loom_choose_unshared(loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                                 void **own_segment, const char **why, const char **rule);
-/* The verbose line (rank 0, coll_loom_verbose >= 1) saying how comm's segment set-up ended:
- * `verdict` as loom_shm_setup returns it (0: unavailable), `refused` if the segment was too
- * large to be set up at all; `by` says what set it up ("by a persistent request's init, "; "" for a blocking call). */
-void loom_note_segment(struct ompi_communicator_t *comm, const mca_coll_loom_module_t *module, int verdict, int refused,
-                       const char *by);
-/* Starts setting comm's segment up inside a non-blocking call, as an operation of its own that
- * takes the segment's first turn (coll_loom_request.c): the state becomes PENDING (or NONE at
- * once if the segment may not be had). OMPI_SUCCESS, or an error if out of memory. */
-int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
-/* A PENDING segment's set-up, waited for (progressing Open MPI) where every rank waits at the
- * same point - a blocking call, a persistent init - and its outcome made the state. */
-void mca_coll_loom_settle_segment(mca_coll_loom_module_t *module);
-/* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
- * 0: none). */
-void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict);
-/* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
- * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
- * change them between calls). */
-static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes)
-{
-    if (0 == *segment_bytes) *segment_bytes = mca_coll_loom_component.segment_size;
-    if (0 == *buffer_bytes) *buffer_bytes = mca_coll_loom_component.pat_buffer_size;
-}
-static inline void loom_apply_tuning(loom_call_t *call)
-{
-    loom_apply_options(&call->segment_bytes, &call->buffer_bytes);
-    if (NULL != call->stand_in.algorithm)
-        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes);
-}
-/* loom's error codes (LOOM_ERR_*) as Open MPI's. */
-int loom_to_ompi_error(int rc);
-/* 1 if p is device (CUDA) memory. */
-static inline int loom_is_device(const void *p)
-{
-    return NULL != p && !__atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED) &&
-           LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
-}
-/* 1: sbuf is MPI_IN_PLACE; 2: the send buffer is the receive buffer; 0: neither. */
-static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
-{
-    return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0);
-}
-/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
- * calls (freeing the old string, whose address may come back), so a repeat compares names. */
-static inline const char *loom_forced_now(loom_coll_t coll)
-{
-    const char *forced = mca_coll_loom_component.forced[coll];
-    return NULL == forced ? "" : forced;
-}
-static inline int loom_same_forced(const char *kept, const char *now)
-{
-    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
-}
-/* loom_repeat_of on a call's own arguments (a call without per-rank counts), inline: the
- * blocking entry points test for a repeat of a handed-on call before they build the call's
- * record (coll_loom_entry.c). */
-static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
-                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
-                                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                                                       int scount, struct ompi_datatype_t *sdtype)
-{
-    const loom_repeat_t *r = &module->repeats[kind][coll];
-    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != count || r->dtype != dtype || r->op != op ||
-        r->root != root || r->scount != scount || r->sdtype != sdtype || r->in_place != loom_in_place_of(sbuf, rbuf) ||
-        r->segment != module->segment || r->single_copy != module->single_copy ||
-        !loom_same_forced(r->forced, loom_forced_now(coll)))
-        return NULL;
-    /* Device buffers are handed on through host copies: the whole path. */
-    if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
-    return r;
-}
-/* The last call of mpi's collective and form loom decided, if mpi repeats it (the same
- * count, predefined datatypes and op, root, in-place use, forced algorithm, segment state, host
- * buffers; coll_loom_fast_repeats on): then it is handed on at once (is_served 0), or
- * served by the algorithm decided before (loom_describe_repeat). NULL otherwise. */
-const loom_repeat_t *loom_repeat_of(const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module);
-/* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
-void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
-/* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be
- * served from the record (loom_served_repeat_t); else forgets the collective's last call. Call
- * it after the chooser, before loom_apply_tuning. */
-void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
-                          const char *algorithm, const char *rule);
-/* Frees the scratch copies of a dense view (before making them again: a persistent request). */
-void loom_views_free(loom_glue_call_t *c);
 
 END_C_DECLS
 

@@ -2,9 +2,10 @@
  * Non-blocking and persistent collectives (MPI_Iallreduce, MPI_Allreduce_init, ...): the
  * call's life as a request.
  *
- *   start    described and decided once, as a blocking call is (coll_loom_call.c), by the
- *            same chooser; a call loom hands on goes to the previous component's non-blocking
- *            or persistent function (libnbc), which makes the request;
+ *   start    described and decided once by the pipeline every call takes (loom_decide,
+ *            coll_loom_call.c); this file is its step 4 for operations. A call loom hands on
+ *            goes to the previous component's non-blocking or persistent function (libnbc),
+ *            which makes the request;
  *   run      loom's algorithm, unchanged, as a resumable operation (algorithms/resumable.cpp):
  *            a fiber that pauses wherever the blocking path would wait. It runs until its
  *            first wait inside the call that starts it, then inside Open MPI's progress engine:
@@ -23,9 +24,9 @@
  * progresses every operation, so completing them in any order cannot deadlock. A
  * non-blocking call cannot wait for the segment's set-up, which ends at different times on
  * different ranks: it starts the set-up as an operation of its own holding the segment's first
- * turn (mca_coll_loom_begin_segment, below). Persistent requests take no turns: ranks may start
+ * turn (begin_segment, below). Persistent requests take no turns: ranks may start
  * them in different orders (MPI 4.0 section 6.13), so one served on shared memory runs on a
- * segment of its own, made in its init (nonlocal; loom_choose_unshared), used by nothing else.
+ * segment of its own, made in its init (nonlocal; coll_loom_call.c), used by nothing else.
  * No single copy for operations. Each
  * operation has its own tag from the communicator's non-blocking tag
  * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
@@ -83,8 +84,8 @@ typedef struct loom_request_t {
     loom_mpi_call_t inner_call; /* handed on, on host copies: the call made to the next component */
     ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
     int inner_running;          /* inner is started and not yet seen complete */
-    int setup;                  /* the operation sets up the segment (mca_coll_loom_begin_segment) */
-    void *own_shm;              /* persistent: its own segment (loom_choose_unshared), or NULL */
+    int setup;                  /* the operation sets up the segment (begin_segment) */
+    void *own_shm;              /* persistent: its own segment (loom_decision_t.own_segment), or NULL */
     int has_turn;               /* runs on the communicator's segment, in the turn below */
     uint64_t segment_turn;      /* taken at the MPI call (MPI_I..., MPI_Start): loom_shm_take_turn */
     /* The call's own copies of its count and displacement arrays (mpi points at them), and the
@@ -149,18 +150,9 @@ static int keep_arguments(loom_request_t *r, int size)
     return OMPI_SUCCESS;
 }
 
-/* A persistent request's own segment given back (to the pool of segments). */
-static void drop_own_segment(loom_request_t *r)
-{
-    if (NULL == r->own_shm) return;
-    loom_shm_release(r->own_shm);
-    r->own_shm = NULL;
-    __atomic_fetch_sub(&mca_coll_loom_component.persistent_segments, 1, __ATOMIC_RELAXED);
-}
-
 static void release(loom_request_t *r)
 {
-    drop_own_segment(r);
+    loom_drop_own_segment(&r->own_shm);
     if (NULL != r->arrays && r->arrays != r->inline_arrays) free(r->arrays);
     r->arrays = NULL;
     for (int i = 0; i < 3; ++i)
@@ -178,7 +170,7 @@ static void release(loom_request_t *r)
     opal_free_list_return(&request_pool, &r->super.super.super);
 }
 
-/* The segment's set-up ended: its outcome for the glue to read (mca_coll_loom_settle_segment),
+/* The segment's set-up ended: its outcome for the glue to read (loom_settle_segment),
  * and for the verbose output; nobody waits for its request. */
 static void finish_setup(loom_request_t *r, int rc)
 {
@@ -524,19 +516,36 @@ static int start_served(loom_request_t *r, struct ompi_communicator_t *comm, boo
     return rc;
 }
 
-int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+/* Starts setting comm's segment up inside a non-blocking call, as an operation of its own that
+ * takes the segment's first turn: the pipeline decided so (loom_decision_t.begin_setup) and made
+ * the state PENDING. Its tag, turn and place in the queue come before those of the call that
+ * started it, on every rank. If memory runs out the segment is NONE here and the call fails. */
+static int begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    return mca_coll_loom_start_repeat(mpi, comm, module, loom_repeat_of(mpi, module));
+    loom_request_t *r = request_alloc(comm, 0);
+    uint64_t turn;
+    if (NULL == r || LOOM_SUCCESS != loom_shm_begin_setup(&module->shm, &turn)) {
+        if (NULL != r) {
+            loom_call_start(&r->call, &r->mpi);
+            release(r);
+        }
+        module->segment = LOOM_SEGMENT_NONE;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->module = module;
+    r->setup = 1;
+    r->freed = 1; /* no caller holds it: released when it ends */
+    memset(&r->call, 0, sizeof(r->call));
+    r->call.counts = r->call.inline_counts;
+    r->call.dense = 1;
+    r->algorithm = "(the segment's set-up)";
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    return launch(r);
 }
 
-int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
-                               mca_coll_loom_module_t *module, const loom_repeat_t *repeat)
+int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const loom_repeat_t *repeat)
 {
-    /* A repeat of the call decided last is handed on at once, or served as it was. */
-    if (NULL != repeat && !repeat->is_served) {
-        loom_note_declined(mpi->kind, mpi->coll, comm, repeat->why);
-        return mca_coll_loom_hand_on(mpi, comm, module);
-    }
     const bool persistent = LOOM_PERSISTENT == mpi->kind;
     loom_request_t *r = request_alloc(comm, persistent);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -544,55 +553,34 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
     r->module = module;
     int rc = keep_arguments(r, ompi_comm_size(comm));
     if (OMPI_SUCCESS != rc) {
+        loom_call_start(&r->call, &r->mpi);
         release(r);
         return rc;
     }
-    if (NULL != repeat) {
-        rc = loom_describe_repeat(&r->call, &r->mpi, comm, repeat->served);
-        if (OMPI_SUCCESS != rc) {
-            release(r);
-            return rc;
-        }
-        r->algorithm = repeat->served->algorithm;
-        r->rule = repeat->served->rule;
-        return start_served(r, comm, persistent);
-    }
-    const char *why = loom_describe(&r->call, &r->mpi, comm, &rc);
+    loom_decision_t d;
+    rc = loom_decide(&r->call, &r->mpi, comm, module, repeat, &d);
+    r->own_shm = d.own_segment;
+    if (OMPI_SUCCESS == rc && d.begin_setup) rc = begin_segment(comm, module);
     if (OMPI_SUCCESS != rc) {
         release(r);
         return rc;
     }
-    r->call.core.form = LOOM_PERSISTENT == mpi->kind ? LOOM_FORM_PERSISTENT : LOOM_FORM_NONBLOCKING;
-    const int device = loom_is_device(r->call.send.user) || loom_is_device(r->call.recv.user);
-    if (device) {
-        const char *no_copier = NULL;
-        if (NULL == loom_device_copier(&no_copier)) {
-            /* As in the blocking path: loom said why on stderr; the call goes on as it is. */
-            release(r);
-            loom_note_declined(mpi->kind, mpi->coll, comm,
-                               "device buffers, and loom cannot copy them here (see the message on stderr)");
-            return mca_coll_loom_hand_on(mpi, comm, module);
-        }
+    if (NULL == d.algorithm && !d.device) {
+        release(r);
+        return mca_coll_loom_hand_on(mpi, comm, module);
+    }
+    if (d.device) {
+        /* The operation, or the next component, runs on host copies of the device buffers. */
         rc = loom_host_copies_make(&r->call);
         if (OMPI_SUCCESS != rc) {
             release(r);
             return rc;
         }
         r->host_copies = 1;
-        r->call.core.memory = LOOM_MEMORY_CUDA; /* what the rules see */
+        r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs; the rules saw memory=cuda */
     }
-    if (NULL == why) r->algorithm = loom_choose_unshared(&r->call.core, comm, module, &r->own_shm, &why, &r->rule);
-    r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs */
-    if (NULL == r->algorithm && !device) {
-        /* Not a call that counts towards the segment: repeats would skip the count. */
-        if (!r->call.core.wants_segment) loom_remember_handed_on(mpi, module, why);
-        release(r);
-        loom_note_declined(mpi->kind, mpi->coll, comm, why);
-        return mca_coll_loom_hand_on(mpi, comm, module);
-    }
-    if (NULL == r->algorithm) {
+    if (NULL == d.algorithm) {
         /* Handed on, on the host copies, under loom's request. */
-        loom_note_declined(mpi->kind, mpi->coll, comm, why);
         r->inner_call = *r->call.mpi;
         r->inner_call.request = &r->inner;
         *mpi->request = &r->super.super;
@@ -603,44 +591,7 @@ int mca_coll_loom_start_repeat(const loom_mpi_call_t *mpi, struct ompi_communica
         }
         return rc;
     }
-    if (!loom_chosen_uses_segment(&r->call.core)) drop_own_segment(r); /* not needed after all */
-    if (!device) loom_remember_served(mpi, module, &r->call, r->algorithm, r->rule);
+    r->algorithm = d.algorithm;
+    r->rule = d.rule;
     return start_served(r, comm, persistent);
-}
-
-/* ---- the segment, set up by a non-blocking call ---- */
-
-int mca_coll_loom_begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
-{
-    if (!module->segment_allowed) {
-        module->segment = LOOM_SEGMENT_NONE;
-        loom_note_segment(comm, module, 0, 1, "by a non-blocking call, ");
-        return OMPI_SUCCESS;
-    }
-    loom_request_t *r = request_alloc(comm, 0);
-    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    r->module = module;
-    r->setup = 1;
-    r->freed = 1; /* no caller holds it: released when it ends */
-    memset(&r->call, 0, sizeof(r->call));
-    r->call.counts = r->call.inline_counts;
-    r->call.dense = 1;
-    r->algorithm = "(the segment's set-up)";
-    uint64_t turn;
-    if (LOOM_SUCCESS != loom_shm_begin_setup(&module->shm, &turn)) {
-        release(r);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    /* Its tag, turn and place in the queue come before those of the call that started it, on
-     * every rank. */
-    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    module->setup_done = 0;
-    module->segment = LOOM_SEGMENT_PENDING;
-    return launch(r);
-}
-
-void mca_coll_loom_settle_segment(mca_coll_loom_module_t *module)
-{
-    while (!__atomic_load_n(&module->setup_done, __ATOMIC_ACQUIRE)) opal_progress();
-    loom_adopt_segment(module, loom_shm_verdict(module->shm));
 }

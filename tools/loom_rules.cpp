@@ -199,15 +199,14 @@ std::pair<Collective, Form> collective_named(const std::string& name)
 // loom's message size, per collective (README, "What loom serves").
 const char* size_meaning(Collective c)
 {
-    switch (c) {
-    case Collective::reduce_scatter:
-    case Collective::reduce_scatter_block: return "the whole input vector";
-    case Collective::allgather:
-    case Collective::allgatherv: return "the whole gathered vector";
-    case Collective::alltoall: return "one block, the bytes each rank sends to each peer";
-    case Collective::barrier: return "always 0";
-    default: return "the vector";
+    switch (layout(c)) { // message_bytes' definition, by layout (collectives.def)
+    case Layout::split: return "the whole input vector";
+    case Layout::gathered: return "the whole gathered vector";
+    case Layout::per_peer: return "one block, the bytes each rank sends to each peer";
+    case Layout::none: return "always 0";
+    case Layout::vector: return "the vector";
     }
+    return "the vector";
 }
 
 // The rules of --rules (none without it); a file with errors prints them and yields nullopt.

@@ -117,23 +117,28 @@ RankCall prepare(Collective c, int r, int P, int k)
         rc.in_place = in_place;
         if (in_place) rc.recv = rc.send;
     };
-    switch (c) {
-    case Collective::allreduce:
-    case Collective::scan:
-    case Collective::reduce: {
-        const int root = (k + 1) % P;
-        rc.call.count = n;
-        rc.call.root = root;
-        rc.send = as_bytes(rank_input<std::int32_t>(r, n, std::size_t(k)));
-        const bool result = c != Collective::reduce || r == root;
-        if (result) rc.recv = Bytes(n * 4, std::byte{0x5a});
-        if (result) set_in_place();
+    // By the collective's layout (collectives.def).
+    switch (layout(c)) {
+    case Layout::vector:
+        if (reduces(c)) { // allreduce, reduce, scan: int32 elements
+            const int root = (k + 1) % P;
+            rc.call.count = n;
+            rc.call.root = root;
+            rc.send = as_bytes(rank_input<std::int32_t>(r, n, std::size_t(k)));
+            const bool result = !rooted(c) || r == root;
+            if (result) rc.recv = Bytes(n * 4, std::byte{0x5a});
+            if (result) set_in_place();
+        } else { // bcast: bytes, from the root
+            const int root = (k + 2) % P;
+            rc.call.count = n;
+            rc.call.root = root;
+            rc.recv = r == root ? pattern(root, n, std::size_t(k)) : Bytes(n, std::byte{0});
+            rc.in_place = true;
+        }
         break;
-    }
-    case Collective::reduce_scatter:
-    case Collective::reduce_scatter_block: {
+    case Layout::split: {
         rc.counts.assign(std::size_t(P), n);
-        if (c == Collective::reduce_scatter)
+        if (per_rank_counts(c))
             for (int i = 0; i < P; ++i) rc.counts[std::size_t(i)] = std::size_t(i % 3) * n / 2 + 1;
         const std::size_t all = std::accumulate(rc.counts.begin(), rc.counts.end(), std::size_t(0));
         rc.send = as_bytes(rank_input<std::int32_t>(r, all, std::size_t(k)));
@@ -142,10 +147,9 @@ RankCall prepare(Collective c, int r, int P, int k)
         set_in_place();
         break;
     }
-    case Collective::allgather:
-    case Collective::allgatherv: {
+    case Layout::gathered: {
         rc.counts.assign(std::size_t(P), n);
-        if (c == Collective::allgatherv)
+        if (per_rank_counts(c))
             for (int i = 0; i < P; ++i) rc.counts[std::size_t(i)] = std::size_t(i % 4) * n / 3;
         const std::size_t all = std::accumulate(rc.counts.begin(), rc.counts.end(), std::size_t(0));
         std::size_t own = 0;
@@ -156,16 +160,8 @@ RankCall prepare(Collective c, int r, int P, int k)
         if (in_place) std::copy(rc.send.begin(), rc.send.end(), rc.recv.begin() + std::ptrdiff_t(own));
         break;
     }
-    case Collective::bcast: {
-        const int root = (k + 2) % P;
-        rc.call.count = n;
-        rc.call.root = root;
-        rc.recv = r == root ? pattern(root, n, std::size_t(k)) : Bytes(n, std::byte{0});
-        rc.in_place = true;
-        break;
-    }
-    case Collective::barrier: break;
-    case Collective::alltoall:
+    case Layout::none: break;
+    case Layout::per_peer:
         rc.call.count = n;
         rc.send = pattern(r, n * std::size_t(P), std::size_t(k));
         rc.recv = Bytes(n * std::size_t(P), std::byte{0x5a});
@@ -292,8 +288,11 @@ void check_collective(Collective c)
                     CHECK(first_difference(run.results[std::size_t(r)][std::size_t(k)],
                                            direct[std::size_t(r)][std::size_t(k)]) == "");
                 }
-            // Operations that send anything pause at least once (P > 1): they really resumed.
-            if (P > 1) CHECK(run.resumptions > std::size_t(P * K));
+            // Operations that exchange data pause at least once (P > 1): they really resumed. A
+            // chain (linear scan: receive from the rank before, then send to the next) may find
+            // every message there already when the ranks run in order, and never pause.
+            CHECK(run.resumptions >= std::size_t(P * K));
+            if (P > 1 && c != Collective::scan) CHECK(run.resumptions > std::size_t(P * K));
         }
     }
     CHECK(algorithms > 0);
@@ -301,33 +300,11 @@ void check_collective(Collective c)
 
 } // namespace
 
-TEST_CASE("resumable: allreduce, every algorithm without a segment, several at once", "[resumable]")
+// Every collective of the table (collectives.def): every algorithm without a segment, several
+// operations at once (rooted ones to different roots), against the same calls run directly.
+TEST_CASE("resumable: every collective, every algorithm without a segment, several at once", "[resumable]")
 {
-    check_collective(Collective::allreduce);
-}
-
-TEST_CASE("resumable: reduce, several at once to different roots", "[resumable]")
-{
-    check_collective(Collective::reduce);
-}
-
-TEST_CASE("resumable: reduce_scatter and reduce_scatter_block", "[resumable]")
-{
-    check_collective(Collective::reduce_scatter);
-    check_collective(Collective::reduce_scatter_block);
-}
-
-TEST_CASE("resumable: allgather and allgatherv", "[resumable]")
-{
-    check_collective(Collective::allgather);
-    check_collective(Collective::allgatherv);
-}
-
-TEST_CASE("resumable: bcast from different roots, barrier, alltoall", "[resumable]")
-{
-    check_collective(Collective::bcast);
-    check_collective(Collective::barrier);
-    check_collective(Collective::alltoall);
+    for (const Collective c : all_collectives()) DYNAMIC_SECTION(to_string(c)) { check_collective(c); }
 }
 
 TEST_CASE("resumable: a restarted operation keeps its scratch memory", "[resumable]")

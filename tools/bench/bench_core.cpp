@@ -136,63 +136,54 @@ std::string host_name()
 
 // ---- one collective call -------------------------------------------------------------------
 
-bool can_call(Collective c)
-{
-    switch (c) {
-    case Collective::allreduce:
-    case Collective::reduce:
-    case Collective::bcast:
-    case Collective::allgather:
-    case Collective::allgatherv:
-    case Collective::reduce_scatter_block:
-    case Collective::reduce_scatter:
-    case Collective::alltoall:
-    case Collective::barrier:
-    case Collective::scan: return true;
-    default: return false;
-    }
-}
+// Every collective of the table (collectives.def) has its call below.
+bool can_call(Collective c) { return static_cast<int>(c) >= 0 && static_cast<int>(c) < kCollectiveCount; }
 
-
+// By the collective's layout, in units of doubles (reductions) or bytes.
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
 {
-    const std::size_t P = std::size_t(ranks), d = sizeof(double);
-    switch (c) {
-    case Collective::allreduce:
-    case Collective::reduce:
-    case Collective::scan:
-        return nominal >= d ? std::optional(Case{c, nominal, nominal / d * d, nominal / d}) : std::nullopt;
-    case Collective::reduce_scatter_block:
-    case Collective::reduce_scatter: {
-        const std::size_t block = nominal / P / d; // doubles per rank
-        return block ? std::optional(Case{c, nominal, block * d * P, block}) : std::nullopt;
+    if (!can_call(c)) return std::nullopt;
+    const std::size_t P = std::size_t(ranks), unit = reduces(c) ? sizeof(double) : 1;
+    switch (layout(c)) {
+    case Layout::vector:
+        return nominal >= unit ? std::optional(Case{c, nominal, nominal / unit * unit, nominal / unit}) : std::nullopt;
+    case Layout::split:
+    case Layout::gathered: {
+        const std::size_t block = nominal / P / unit; // units per rank
+        return block ? std::optional(Case{c, nominal, block * unit * P, block}) : std::nullopt;
     }
-    case Collective::allgather:
-    case Collective::allgatherv: {
-        const std::size_t block = nominal / P; // bytes per rank
-        return block ? std::optional(Case{c, nominal, block * P, block}) : std::nullopt;
+    case Layout::per_peer: {
+        const std::size_t block = nominal / P / unit; // units to each rank: loom's message size
+        return block ? std::optional(Case{c, nominal, block * unit, block}) : std::nullopt;
     }
-    case Collective::alltoall: {
-        const std::size_t block = nominal / P; // bytes to each rank: loom's message size
-        return block ? std::optional(Case{c, nominal, block, block}) : std::nullopt;
+    case Layout::none: return Case{c, 0, 0, 0};
     }
-    case Collective::bcast: return Case{c, nominal, nominal, nominal};
-    case Collective::barrier: return Case{c, 0, 0, 0};
-    default: return std::nullopt;
-    }
+    return std::nullopt;
 }
 
 namespace {
-// Equal blocks of n for the v-collectives, rebuilt only when the block changes.
-void equal_blocks(Buffers& b, int n)
+// Equal blocks of n for the v-collectives, rebuilt only when the block changes: the counts.
+const int* equal_blocks(Buffers& b, int n)
 {
-    if (!b.counts.empty() && b.counts[0] == n) return;
+    if (!b.counts.empty() && b.counts[0] == n) return b.counts.data();
     int P = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     b.counts.assign(std::size_t(P), n);
     b.displs.resize(std::size_t(P));
     for (int q = 0; q < P; ++q) b.displs[std::size_t(q)] = q * n;
+    return b.counts.data();
 }
+
+// A case's arguments before the communicator, per MPI signature class (collectives.def): doubles
+// summed (reductions, root 0) or bytes (data movement, root 0), equal blocks for per-rank counts.
+// s, d, n and b are the caller's send and receive buffers, count and Buffers.
+#define BENCH_ARGS_reduction s, d, n, MPI_DOUBLE, MPI_SUM,
+#define BENCH_ARGS_rooted_reduction s, d, n, MPI_DOUBLE, MPI_SUM, 0,
+#define BENCH_ARGS_reduction_v s, d, equal_blocks(b, n), MPI_DOUBLE, MPI_SUM,
+#define BENCH_ARGS_exchange s, n, MPI_BYTE, d, n, MPI_BYTE,
+#define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, equal_blocks(b, n), b.displs.data(), MPI_BYTE,
+#define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
+#define BENCH_ARGS_sync
 } // namespace
 
 namespace {
@@ -249,44 +240,12 @@ void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
     const MPI_Comm w = MPI_COMM_WORLD;
     const MPI_Info i = MPI_INFO_NULL;
     switch (k.collective) {
-    case Collective::allreduce:
-        persistent ? PERSISTENT(Allreduce)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r)
-                   : MPI_Iallreduce(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                           \
+    case Collective::name:                                                                                     \
+        persistent ? PERSISTENT(Mpi)(BENCH_ARGS_##S w, i, r) : MPI_I##name(BENCH_ARGS_##S w, r);              \
         break;
-    case Collective::reduce:
-        persistent ? PERSISTENT(Reduce)(s, d, n, MPI_DOUBLE, MPI_SUM, 0, w, i, r)
-                   : MPI_Ireduce(s, d, n, MPI_DOUBLE, MPI_SUM, 0, w, r);
-        break;
-    case Collective::reduce_scatter_block:
-        persistent ? PERSISTENT(Reduce_scatter_block)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r)
-                   : MPI_Ireduce_scatter_block(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
-        break;
-    case Collective::reduce_scatter:
-        equal_blocks(b, n);
-        persistent ? PERSISTENT(Reduce_scatter)(s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM, w, i, r)
-                   : MPI_Ireduce_scatter(s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM, w, r);
-        break;
-    case Collective::allgather:
-        persistent ? PERSISTENT(Allgather)(s, n, MPI_BYTE, d, n, MPI_BYTE, w, i, r)
-                   : MPI_Iallgather(s, n, MPI_BYTE, d, n, MPI_BYTE, w, r);
-        break;
-    case Collective::allgatherv:
-        equal_blocks(b, n);
-        persistent ? PERSISTENT(Allgatherv)(s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, w, i, r)
-                   : MPI_Iallgatherv(s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, w, r);
-        break;
-    case Collective::alltoall:
-        persistent ? PERSISTENT(Alltoall)(s, n, MPI_BYTE, d, n, MPI_BYTE, w, i, r)
-                   : MPI_Ialltoall(s, n, MPI_BYTE, d, n, MPI_BYTE, w, r);
-        break;
-    case Collective::bcast:
-        persistent ? PERSISTENT(Bcast)(d, n, MPI_BYTE, 0, w, i, r) : MPI_Ibcast(d, n, MPI_BYTE, 0, w, r);
-        break;
-    case Collective::barrier: persistent ? PERSISTENT(Barrier)(w, i, r) : MPI_Ibarrier(w, r); break;
-    case Collective::scan:
-        persistent ? PERSISTENT(Scan)(s, d, n, MPI_DOUBLE, MPI_SUM, w, i, r) : MPI_Iscan(s, d, n, MPI_DOUBLE, MPI_SUM, w, r);
-        break;
-    default: *r = MPI_REQUEST_NULL; break;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
     }
 }
 } // namespace
@@ -301,33 +260,14 @@ void call_once(const Case& k, Buffers& b)
         return;
     }
     const int n = int(k.count);
+    void* s = b.send.data();
+    void* d = b.recv.data();
+    const MPI_Comm w = MPI_COMM_WORLD;
     switch (k.collective) {
-    case Collective::allreduce:
-        MPI_Allreduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case Collective::reduce: MPI_Reduce(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
-    case Collective::reduce_scatter_block:
-        MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case Collective::reduce_scatter:
-        equal_blocks(b, n);
-        MPI_Reduce_scatter(b.send.data(), b.recv.data(), b.counts.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case Collective::allgather:
-        MPI_Allgather(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD);
-        break;
-    case Collective::allgatherv:
-        equal_blocks(b, n);
-        MPI_Allgatherv(b.send.data(), n, MPI_BYTE, b.recv.data(), b.counts.data(), b.displs.data(), MPI_BYTE,
-                       MPI_COMM_WORLD);
-        break;
-    case Collective::alltoall:
-        MPI_Alltoall(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, MPI_COMM_WORLD);
-        break;
-    case Collective::bcast: MPI_Bcast(b.recv.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-    case Collective::barrier: MPI_Barrier(MPI_COMM_WORLD); break;
-    case Collective::scan: MPI_Scan(b.send.data(), b.recv.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
-    default: break;
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi) \
+    case Collective::name: MPI_##Mpi(BENCH_ARGS_##S w); break;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
     }
 }
 
@@ -345,68 +285,50 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
     const std::size_t P = std::size_t(size), r = std::size_t(rank);
     const double triangle = double(size) * (size + 1) / 2;
     std::fill(b.recv.begin(), b.recv.end(), -1.0);
-    switch (k.collective) {
-    case Collective::allreduce:
-    case Collective::reduce:
-    case Collective::reduce_scatter_block:
-    case Collective::reduce_scatter:
-    case Collective::scan:
+    const Collective c = k.collective;
+    // By the collective's layout (collectives.def); reductions are sums of doubles, the root is 0.
+    if (reduces(c)) {
         // send[i] = (rank + 1) (1 + i mod 5): every sum is triangle (1 + i mod 5), exact in doubles
         for (std::size_t i = 0; i < b.send.size(); ++i) b.send[i] = double(rank + 1) * double(1 + i % 5);
-        break;
-    case Collective::allgather:
-    case Collective::allgatherv:
+    } else if (layout(c) == Layout::gathered) {
         for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[i] = pattern(r, i);
-        break;
-    case Collective::alltoall:
+    } else if (layout(c) == Layout::per_peer) {
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[q * k.count + i] = pattern(r, q, i);
-        break;
-    case Collective::bcast:
-        if (rank == 0)
-            for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
-        break;
-    default: break;
+    } else if (layout(c) == Layout::vector && rank == 0) { // bcast's root
+        for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
     }
     call_once(k, b);
-    switch (k.collective) {
-    case Collective::allreduce:
+    if (rooted(c) && reduces(c) && rank != 0) return true; // only the root gets a result
+    switch (layout(c)) {
+    case Layout::vector:
+        if (reduces(c)) {
+            // scan: ranks 0..rank, (rank + 1)(rank + 2) / 2 (1 + i mod 5); else every rank's
+            const double sum = c == Collective::scan ? double(rank + 1) * (rank + 2) / 2 : triangle;
+            for (std::size_t i = 0; i < k.count; ++i)
+                if (b.recv[i] != sum * double(1 + i % 5)) return false;
+            return true;
+        }
         for (std::size_t i = 0; i < k.count; ++i)
-            if (b.recv[i] != triangle * double(1 + i % 5)) return false;
+            if (b.recv_bytes()[i] != pattern(0, i)) return false;
         return true;
-    case Collective::reduce:
-        if (rank != 0) return true; // only the root gets a result
-        for (std::size_t i = 0; i < k.count; ++i)
-            if (b.recv[i] != triangle * double(1 + i % 5)) return false;
-        return true;
-    case Collective::reduce_scatter_block:
-    case Collective::reduce_scatter:
+    case Layout::split:
         for (std::size_t j = 0; j < k.count; ++j)
             if (b.recv[j] != triangle * double(1 + (r * k.count + j) % 5)) return false;
         return true;
-    case Collective::allgather:
-    case Collective::allgatherv:
+    case Layout::gathered:
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, i)) return false;
         return true;
-    case Collective::alltoall:
+    case Layout::per_peer:
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, r, i)) return false;
         return true;
-    case Collective::bcast:
-        for (std::size_t i = 0; i < k.count; ++i)
-            if (b.recv_bytes()[i] != pattern(0, i)) return false;
-        return true;
-    case Collective::scan: { // ranks 0..rank: (rank + 1)(rank + 2) / 2 (1 + i mod 5)
-        const double prefix = double(rank + 1) * (rank + 2) / 2;
-        for (std::size_t i = 0; i < k.count; ++i)
-            if (b.recv[i] != prefix * double(1 + i % 5)) return false;
-        return true;
+    case Layout::none: return true;
     }
-    default: return true;
-    }
+    return true;
 }
 
 // ---- timing ------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ std::string host_name();
 
 // ---- one collective call -------------------------------------------------------------------
 
-// The collectives a Case can call: all nine of loom's.
+// The collectives a Case can call: every row of collectives.def (the table).
 bool can_call(Collective c);
 
 // One call's shape.

@@ -15,6 +15,17 @@ def fail(prog, message, status=1):
     sys.exit(status)
 
 
+def collectives():
+    """The collectives loom serves, in the table's order: the names of algorithms/collectives.def's
+    rows, read from the source tree or from the copy `meson install` puts next to this file."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    for path in (os.path.join(here, "collectives.def"), os.path.join(here, "..", "..", "algorithms", "collectives.def")):
+        if os.path.exists(path):
+            with open(path) as f:
+                return re.findall(r"^LOOM_COLLECTIVE\((\w+),", f.read(), re.M)
+    raise FileNotFoundError("collectives.def is neither next to loom_jobs.py nor in the source tree")
+
+
 def ompi_components():
     out = subprocess.run(["ompi_info", "--parsable", "--path", "pkglibdir"], check=True,
                          capture_output=True, text=True).stdout.strip()

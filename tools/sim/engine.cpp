@@ -518,44 +518,29 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
     call.segment_bytes = s.segment_bytes;
     call.buffer_bytes = s.buffer_bytes;
     call.op = loom_reduction_t{e, 1, &never_called, nullptr, nullptr};
-    switch (s.algorithm->collective) {
-    case Collective::allreduce:
-    case Collective::reduce:
-    case Collective::scan:
-        call.count = s.bytes / e;
-        c.bytes = call.count * e;
+    // By the collective's layout (collectives.def), in units of e bytes for a reduction.
+    const Collective coll = s.algorithm->collective;
+    const std::size_t unit = reduces(coll) ? e : 1;
+    switch (layout(coll)) {
+    case Layout::vector:
+    case Layout::per_peer:
+        call.count = s.bytes / unit;
+        c.bytes = call.count * unit;
         break;
-    case Collective::reduce_scatter_block:
-        c.counts.assign(P, s.bytes / (P * e));
-        c.bytes = c.counts[0] * P * e;
+    case Layout::split:
+    case Layout::gathered:
+        if (per_rank_counts(coll)) { // nearly equal blocks, the whole message
+            const BlockPartition split(s.bytes / unit, s.ranks);
+            for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
+            c.bytes = s.bytes / unit * unit;
+        } else {
+            c.counts.assign(P, s.bytes / (P * unit));
+            c.bytes = c.counts[0] * P * unit;
+        }
         break;
-    case Collective::reduce_scatter: {
-        const BlockPartition split(s.bytes / e, s.ranks);
-        for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
-        c.bytes = s.bytes / e * e;
-        break;
+    case Layout::none: c.bytes = 0; break;
     }
-    case Collective::allgather:
-        c.counts.assign(P, s.bytes / P);
-        c.bytes = c.counts[0] * P;
-        break;
-    case Collective::allgatherv: {
-        const BlockPartition split(s.bytes, s.ranks);
-        for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
-        c.bytes = s.bytes;
-        break;
-    }
-    case Collective::bcast:
-        call.count = s.bytes;
-        c.bytes = s.bytes;
-        break;
-    case Collective::alltoall:
-        call.count = s.bytes;
-        c.bytes = s.bytes;
-        break;
-    case Collective::barrier: c.bytes = 0; break;
-    }
-    c.buffer_bytes = s.algorithm->collective == Collective::alltoall ? s.bytes * P : s.bytes;
+    c.buffer_bytes = layout(coll) == Layout::per_peer ? s.bytes * P : s.bytes;
     call.counts = c.counts.empty() ? nullptr : c.counts.data();
     return c;
 }

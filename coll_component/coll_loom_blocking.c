@@ -1,0 +1,102 @@
+/*
+ * Blocking calls (MPI_Allreduce, ...): step 4 of the pipeline (coll_loom_call.c), straight.
+ *
+ *   run      dense views (and host copies of device buffers where needed), the algorithm over
+ *            the PML (loom_run, algorithms/), the views emptied back;
+ *   finish   MPI_T counters and verbose lines name what ran (coll_loom_report.c);
+ *
+ * or the call handed on to the previous component (on host copies, for device buffers).
+ */
+#include "coll_loom_call.h"
+
+/* Runs `algorithm` on comm over the PML with the collective's tag. */
+static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
+               mca_coll_loom_module_t *module)
+{
+    /* Read once per call, so every collective sees the current values. */
+    loom_apply_tuning(call);
+    /* At coll_loom_verbose >= 1 the topology is made (and described) on the first call. */
+    if (mca_coll_loom_component.verbose >= 1 && NULL == module->topology) {
+        int rc = mca_coll_loom_topology(comm, module);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
+    loom_pml_transport_t transport;
+    loom_pml_transport_init(&transport, comm, module, loom_blocking_tag(call->coll));
+    transport.ops.shared_state = &module->shm;
+    /* hierarchical's intra-node phases: a node's segment is no larger than comm's. */
+    transport.ops.node_shared_state = module->segment_allowed ? &module->node_shm : NULL;
+    int rc = loom_to_ompi_error(loom_run(algorithm, &transport.ops, call));
+    int fini_rc = loom_pml_transport_fini(&transport);
+    return OMPI_SUCCESS == rc ? fini_rc : rc;
+}
+
+/* Hands the call on, marking the collective as being handed on (see
+ * mca_coll_loom_module_t.handing_on): as it is, or for device buffers on host copies (this
+ * Open MPI cannot read device memory). */
+static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
+    if (OMPI_SUCCESS == rc) {
+        const unsigned bit = 1u << c->mpi->coll;
+        module->handing_on |= bit;
+        rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+        module->handing_on &= ~bit;
+    }
+    if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
+    loom_call_fini(c);
+    return rc;
+}
+
+/* Runs the described call c with algorithm (chosen by rule) - through dense copies, of host
+ * copies for device buffers, where its buffers are not used in place - and finishes it. */
+static int run_described(loom_glue_call_t *c, int device, const char *algorithm, const char *rule,
+                         struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    int rc = OMPI_SUCCESS;
+    if (!c->dense) {
+        /* Dense copies; of device buffers, made from host copies. */
+        rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
+        if (OMPI_SUCCESS == rc) rc = loom_views_in(c);
+    }
+    if (OMPI_SUCCESS == rc) rc = run(algorithm, &c->core, comm, module);
+    if (OMPI_SUCCESS == rc && !c->dense) {
+        rc = loom_views_out(c);
+        if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
+    }
+    if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c->core, comm, module, algorithm, rule);
+    loom_call_fini(c);
+    return rc;
+}
+
+/* A repeat served from the kept call as it is (loom_decide's d.kept): its core call with this
+ * call's buffers (loom_repeat_core), run straight away. The kept call uses the user's buffers
+ * as they are (dense host memory), so there is nothing to copy in or out, and no glue record
+ * to make: about 100 instructions fewer than loom_describe_repeat and run_described
+ * (callgrind). */
+static int run_kept(const loom_mpi_call_t *mpi, const loom_served_repeat_t *s, struct ompi_communicator_t *comm,
+                    mca_coll_loom_module_t *module)
+{
+    loom_call_t call;
+    loom_reduce_plan_t plan;
+    void *send_user, *recv_user;
+    loom_repeat_core(s, mpi, &call, &plan, &send_user, &recv_user);
+    const char *algorithm = s->algorithm, *rule = s->rule;
+    const int rc = run(algorithm, &call, comm, module);
+    if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &call, comm, module, algorithm, rule);
+    return rc;
+}
+
+int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const loom_repeat_t *repeat)
+{
+    loom_glue_call_t c;
+    loom_decision_t d;
+    const int rc = loom_decide(&c, mpi, comm, module, repeat, &d);
+    if (NULL != d.kept) return run_kept(mpi, d.kept, comm, module);
+    if (OMPI_SUCCESS != rc) {
+        loom_call_fini(&c);
+        return rc;
+    }
+    if (NULL == d.algorithm) return hand_on(&c, d.device, comm, module);
+    return run_described(&c, d.device, d.algorithm, d.rule, comm, module);
+}

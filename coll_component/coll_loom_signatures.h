@@ -1,0 +1,73 @@
+/*
+ * The MPI signature classes of collectives.def: what a call of each class passes, as C
+ * preprocessor text for the entry points (coll_loom_entry.c) and the hand-on to the previous
+ * component (coll_loom_hand_on.c). Private to coll_component/.
+ *
+ * For a class S:
+ *   LOOM_PARAMS_S      its parameters before the communicator (each followed by a comma)
+ *   LOOM_ARGS_S        the same as arguments, for a call of the previous component
+ *   LOOM_FROM_S(c)     the same from a loom_mpi_call_t c, for mca_coll_loom_hand_on
+ *   LOOM_RECORD_S      its loom_mpi_call_t fields (each preceded by a comma)
+ *   LOOM_REPEAT_S(KIND, COLL, CALL_PREVIOUS)  HAND_ON_REPEAT_AS (coll_loom_entry.c) on its
+ *                      arguments; a class with per-rank count arrays is never remembered
+ *                      (coll_loom_repeat.c): repeat_ NULL
+ */
+#ifndef COLL_LOOM_SIGNATURES_H
+#define COLL_LOOM_SIGNATURES_H
+
+#define LOOM_PARAMS_reduction const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+#define LOOM_ARGS_reduction   sbuf, rbuf, count, dtype, op,
+#define LOOM_FROM_reduction(c) (c)->sbuf, (c)->rbuf, (c)->count, (c)->dtype, (c)->op,
+#define LOOM_RECORD_reduction , .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op
+#define LOOM_REPEAT_reduction(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
+
+#define LOOM_PARAMS_rooted_reduction LOOM_PARAMS_reduction int root,
+#define LOOM_ARGS_rooted_reduction   LOOM_ARGS_reduction root,
+#define LOOM_FROM_rooted_reduction(c) LOOM_FROM_reduction(c)(c)->root,
+#define LOOM_RECORD_rooted_reduction LOOM_RECORD_reduction, .root = root
+#define LOOM_REPEAT_rooted_reduction(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, root, 0, NULL, CALL_PREVIOUS)
+
+#define LOOM_PARAMS_reduction_v \
+    const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+#define LOOM_ARGS_reduction_v   sbuf, rbuf, rcounts, dtype, op,
+#define LOOM_FROM_reduction_v(c) (c)->sbuf, (c)->rbuf, (c)->counts, (c)->dtype, (c)->op,
+#define LOOM_RECORD_reduction_v , .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op
+#define LOOM_REPEAT_reduction_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+
+#define LOOM_PARAMS_exchange                                                                    \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
+        struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_exchange   sbuf, scount, sdtype, rbuf, rcount, rdtype,
+#define LOOM_FROM_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype,
+#define LOOM_RECORD_exchange \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
+#define LOOM_REPEAT_exchange(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
+
+#define LOOM_PARAMS_exchange_v                                                                           \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
+        const int *displs, struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_exchange_v   sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+#define LOOM_FROM_exchange_v(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->counts, (c)->displs, (c)->dtype,
+#define LOOM_RECORD_exchange_v                                                                                 \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
+      .dtype = rdtype
+#define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+
+#define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
+#define LOOM_ARGS_broadcast   buf, count, dtype, root,
+#define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
+#define LOOM_RECORD_broadcast , .rbuf = buf, .count = count, .dtype = dtype, .root = root
+#define LOOM_REPEAT_broadcast(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, buf, count, dtype, NULL, root, 0, NULL, CALL_PREVIOUS)
+
+#define LOOM_PARAMS_sync
+#define LOOM_ARGS_sync
+#define LOOM_FROM_sync(c)
+#define LOOM_RECORD_sync
+#define LOOM_REPEAT_sync(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+
+#endif /* COLL_LOOM_SIGNATURES_H */
