@@ -91,7 +91,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
 {
     loom_glue_call_t c;
     loom_decision_t d;
-    const int rc = loom_decide(&c, mpi, comm, module, repeat, &d);
+    const int rc = loom_decide(&c, mpi, 1, comm, module, repeat, &d);
     if (NULL != d.kept) return run_kept(mpi, d.kept, comm, module);
     if (OMPI_SUCCESS != rc) {
         loom_call_fini(&c);

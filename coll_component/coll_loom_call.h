@@ -153,15 +153,16 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
  * handed back from below): a blocking one without per-rank counts runs from the kept record
  * itself (d->kept), any other is described from it (loom_describe_repeat). Inline, so that the
  * forms' tests of the decision fold away on a repeat: a repeat is an application's usual call
- * (tools/dev/call-instructions). */
-static inline int loom_decide(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
-                              mca_coll_loom_module_t *module, const loom_repeat_t *repeat, loom_decision_t *d)
+ * (tools/dev/call-instructions). blocking: 1 if mpi->kind is LOOM_BLOCKING (a constant of the
+ * form's code, so that these tests fold too). */
+static inline int loom_decide(loom_glue_call_t *c, const loom_mpi_call_t *mpi, int blocking,
+                              struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                              const loom_repeat_t *repeat, loom_decision_t *d)
 {
-    if (NULL == repeat || !repeat->is_served ||
-        (LOOM_BLOCKING == mpi->kind && 0 != (module->handing_on & (1u << mpi->coll))))
+    if (NULL == repeat || !repeat->is_served || (blocking && 0 != (module->handing_on & (1u << mpi->coll))))
         return loom_decide_call(c, mpi, comm, module, repeat, d);
     const struct loom_served_repeat *s = repeat->served;
-    if (LOOM_BLOCKING == mpi->kind && !s->has_counts) {
+    if (blocking && !s->has_counts) {
         d->kept = s;
         return OMPI_SUCCESS;
     }
@@ -193,14 +194,12 @@ static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mp
  * messages, and a segment's set-up inside a call. */
 static inline int loom_blocking_tag(loom_coll_t coll)
 {
-    switch (coll) {
-#define LOOM_COLLECTIVE(name, NAME, ...) \
-    case LOOM_COLL_##NAME: return MCA_COLL_BASE_TAG_##NAME;
+    static const int tags[LOOM_COLL_COUNT] = {
+#define LOOM_COLLECTIVE(name, NAME, ...) [LOOM_COLL_##NAME] = MCA_COLL_BASE_TAG_##NAME,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
-    case LOOM_COLL_COUNT: break;
-    }
-    return MCA_COLL_BASE_TAG_BARRIER;
+    };
+    return tags[coll];
 }
 
 /* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the

@@ -152,7 +152,7 @@ static int keep_arguments(loom_request_t *r, int size)
 
 static void release(loom_request_t *r)
 {
-    loom_drop_own_segment(&r->own_shm);
+    if (NULL != r->own_shm) loom_drop_own_segment(&r->own_shm);
     if (NULL != r->arrays && r->arrays != r->inline_arrays) free(r->arrays);
     r->arrays = NULL;
     for (int i = 0; i < 3; ++i)
@@ -558,8 +558,8 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         return rc;
     }
     loom_decision_t d;
-    rc = loom_decide(&r->call, &r->mpi, comm, module, repeat, &d);
-    r->own_shm = d.own_segment;
+    rc = loom_decide(&r->call, &r->mpi, 0, comm, module, repeat, &d);
+    if (NULL != d.own_segment) r->own_shm = d.own_segment; /* request_alloc set it NULL */
     if (OMPI_SUCCESS == rc && d.begin_setup) rc = begin_segment(comm, module);
     if (OMPI_SUCCESS != rc) {
         release(r);

@@ -162,26 +162,26 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
 }
 
 namespace {
-// Equal blocks of n for the v-collectives, rebuilt only when the block changes: the counts.
-const int* equal_blocks(Buffers& b, int n)
+// Equal blocks of n for the v-collectives, rebuilt only when the block changes.
+void equal_blocks(Buffers& b, int n)
 {
-    if (!b.counts.empty() && b.counts[0] == n) return b.counts.data();
+    if (!b.counts.empty() && b.counts[0] == n) return;
     int P = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     b.counts.assign(std::size_t(P), n);
     b.displs.resize(std::size_t(P));
     for (int q = 0; q < P; ++q) b.displs[std::size_t(q)] = q * n;
-    return b.counts.data();
 }
 
 // A case's arguments before the communicator, per MPI signature class (collectives.def): doubles
-// summed (reductions, root 0) or bytes (data movement, root 0), equal blocks for per-rank counts.
-// s, d, n and b are the caller's send and receive buffers, count and Buffers.
+// summed (reductions, root 0) or bytes (data movement, root 0), equal blocks for per-rank counts
+// (b's, made by equal_blocks before the call). s, d, n and b are the caller's send and receive
+// buffers, count and Buffers.
 #define BENCH_ARGS_reduction s, d, n, MPI_DOUBLE, MPI_SUM,
 #define BENCH_ARGS_rooted_reduction s, d, n, MPI_DOUBLE, MPI_SUM, 0,
-#define BENCH_ARGS_reduction_v s, d, equal_blocks(b, n), MPI_DOUBLE, MPI_SUM,
+#define BENCH_ARGS_reduction_v s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM,
 #define BENCH_ARGS_exchange s, n, MPI_BYTE, d, n, MPI_BYTE,
-#define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, equal_blocks(b, n), b.displs.data(), MPI_BYTE,
+#define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
 #define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_sync
 } // namespace
@@ -239,6 +239,7 @@ void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
     void* d = b.recv.data();
     const MPI_Comm w = MPI_COMM_WORLD;
     const MPI_Info i = MPI_INFO_NULL;
+    if (per_rank_counts(k.collective)) equal_blocks(b, n);
     switch (k.collective) {
 #define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                           \
     case Collective::name:                                                                                     \
@@ -263,6 +264,7 @@ void call_once(const Case& k, Buffers& b)
     void* s = b.send.data();
     void* d = b.recv.data();
     const MPI_Comm w = MPI_COMM_WORLD;
+    if (per_rank_counts(k.collective)) equal_blocks(b, n);
     switch (k.collective) {
 #define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi) \
     case Collective::name: MPI_##Mpi(BENCH_ARGS_##S w); break;
