@@ -18,6 +18,8 @@
  * no rank runs loom while another hands on.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_repeat.h"
+#include "coll_loom_segment.h"
 
 #include "loom_device.h"
 

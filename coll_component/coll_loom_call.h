@@ -11,8 +11,6 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/runtime/mpiruntime.h" /* ompi_mpi_thread_multiple */
 
-#include <string.h>
-
 BEGIN_C_DECLS
 
 /* loom_buffer_t.read: which blocks of a buffer the call reads on this rank. */
@@ -232,65 +230,6 @@ static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
 {
     return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0);
 }
-
-/* ---- shared-memory segments (coll_loom_segment.c) ---- */
-
-/* Sets up comm's shared segment inside `call`, which every rank has reached (a blocking call),
- * and makes its verdict the module's state. */
-void loom_make_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
-/* A persistent request's own segment, in *slot, set up inside its init (every rank of comm is
- * there: the init is nonlocal), unless this process has coll_loom_shm_persistent_max of them
- * alive. The verdict's bits (0: none, *slot NULL). Give it back with loom_drop_own_segment. */
-int loom_make_own_segment(const loom_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                          void **slot);
-void loom_drop_own_segment(void **slot);
-/* A PENDING segment's set-up, waited for (progressing Open MPI) where every rank waits at the
- * same point - a blocking call, a persistent init - and its outcome made the state. */
-void loom_settle_segment(mca_coll_loom_module_t *module);
-/* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
- * 0: none). */
-void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict);
-
-/* ---- repeats (coll_loom_repeat.c) ---- */
-
-/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
- * calls (freeing the old string, whose address may come back), so a repeat compares names. */
-static inline const char *loom_forced_now(loom_coll_t coll)
-{
-    const char *forced = mca_coll_loom_component.forced[coll];
-    return NULL == forced ? "" : forced;
-}
-static inline int loom_same_forced(const char *kept, const char *now)
-{
-    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
-}
-/* The last call of the collective and form the pipeline decided, if this call, given by its
- * arguments, repeats it (the same count, predefined datatypes and op, root, in-place use, forced
- * algorithm, segment state, host buffers; coll_loom_fast_repeats on); NULL otherwise. Inline:
- * the entry points test for a repeat before they build the call's record (coll_loom_entry.c).
- * A call with per-rank counts is never remembered. */
-static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
-                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
-                                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                                                       int scount, struct ompi_datatype_t *sdtype)
-{
-    const loom_repeat_t *r = &module->repeats[kind][coll];
-    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != count || r->dtype != dtype || r->op != op ||
-        r->root != root || r->scount != scount || r->sdtype != sdtype || r->in_place != loom_in_place_of(sbuf, rbuf) ||
-        r->segment != module->segment || r->single_copy != module->single_copy ||
-        !loom_same_forced(r->forced, loom_forced_now(coll)))
-        return NULL;
-    /* Device buffers are handed on through host copies: the whole path. */
-    if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
-    return r;
-}
-/* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
-void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
-/* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be
- * served from the record (loom_served_repeat_t); else forgets the collective's last call. Call
- * it after the chooser, before loom_apply_tuning. */
-void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
-                          const char *algorithm, const char *rule);
 
 /* ---- counters and verbose lines (coll_loom_report.c) ---- */
 

@@ -9,6 +9,7 @@
  */
 #include "coll_loom.h"
 #include "coll_loom_call.h"
+#include "coll_loom_repeat.h"
 
 /* Records the call and serves it; REPEAT: what HAND_ON_REPEAT_AS found (a served repeat), or NULL. */
 #define SERVE(REPEAT, ...)                                                                  \

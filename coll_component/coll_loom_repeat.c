@@ -16,6 +16,7 @@
  * buffers that need dense copies and calls handed back from below always take the full path.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_repeat.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -58,6 +58,7 @@
  * Not the blocking path's segmented pipeline: a start copies everything in at once.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_segment.h"
 
 #include "loom_device.h"
 #include "ompi/mca/coll/base/coll_base_util.h"

@@ -6,11 +6,13 @@
  * it to end (loom_settle_segment). Which call sets a segment up is the chooser's decision
  * (coll_loom_call.c).
  */
-#include "coll_loom_call.h"
+#include "coll_loom_segment.h"
 
 #include "opal/runtime/opal_progress.h"
 
-void loom_adopt_segment(mca_coll_loom_module_t *module, int verdict)
+/* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
+ * 0: none). */
+static void adopt_segment(mca_coll_loom_module_t *module, int verdict)
 {
     module->segment = 0 != (verdict & LOOM_SHM_SEGMENT) ? LOOM_SEGMENT_READY : LOOM_SEGMENT_NONE;
     module->single_copy = 0 != (verdict & LOOM_SHM_SINGLE_COPY) ? LOOM_SINGLE_COPY_ON : LOOM_SINGLE_COPY_OFF;
@@ -35,7 +37,7 @@ void loom_make_segment(const loom_call_t *call, struct ompi_communicator_t *comm
     const int ready = module->segment_allowed
                           ? set_up_segment(call, comm, module, &module->shm, mca_coll_loom_component.single_copy, 0)
                           : 0;
-    loom_adopt_segment(module, ready);
+    adopt_segment(module, ready);
     loom_note_segment(comm, module, ready, !module->segment_allowed, "");
 }
 
@@ -75,5 +77,5 @@ void loom_drop_own_segment(void **slot)
 void loom_settle_segment(mca_coll_loom_module_t *module)
 {
     while (!__atomic_load_n(&module->setup_done, __ATOMIC_ACQUIRE)) opal_progress();
-    loom_adopt_segment(module, loom_shm_verdict(module->shm));
+    adopt_segment(module, loom_shm_verdict(module->shm));
 }

@@ -1,0 +1,56 @@
+/*
+ * The decisions kept for a call's repeats (coll_loom_repeat.c): looked up by the entry points
+ * (coll_loom_entry.c), remembered by the pipeline (coll_loom_call.c). Private to
+ * coll_component/.
+ */
+#ifndef COLL_LOOM_REPEAT_H
+#define COLL_LOOM_REPEAT_H
+
+#include "coll_loom_call.h"
+
+#include <string.h>
+
+BEGIN_C_DECLS
+
+/* The algorithm forced for coll now ("" for none). MPI_T may write a new value between any two
+ * calls (freeing the old string, whose address may come back), so a repeat compares names. */
+static inline const char *loom_forced_now(loom_coll_t coll)
+{
+    const char *forced = mca_coll_loom_component.forced[coll];
+    return NULL == forced ? "" : forced;
+}
+static inline int loom_same_forced(const char *kept, const char *now)
+{
+    return kept[0] == now[0] && ('\0' == now[0] || 0 == strcmp(kept, now)); /* mostly both "" */
+}
+/* The last call of the collective and form the pipeline decided, if this call, given by its
+ * arguments, repeats it (the same count, predefined datatypes and op, root, in-place use, forced
+ * algorithm, segment state, host buffers; coll_loom_fast_repeats on); NULL otherwise. Inline:
+ * the entry points test for a repeat before they build the call's record (coll_loom_entry.c).
+ * A call with per-rank counts is never remembered. */
+static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
+                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
+                                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                                       int scount, struct ompi_datatype_t *sdtype)
+{
+    const loom_repeat_t *r = &module->repeats[kind][coll];
+    if (!r->valid || !mca_coll_loom_component.fast_repeats || r->count != count || r->dtype != dtype || r->op != op ||
+        r->root != root || r->scount != scount || r->sdtype != sdtype || r->in_place != loom_in_place_of(sbuf, rbuf) ||
+        r->segment != module->segment || r->single_copy != module->single_copy ||
+        !loom_same_forced(r->forced, loom_forced_now(coll)))
+        return NULL;
+    /* Device buffers are handed on through host copies: the whole path. */
+    if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
+    return r;
+}
+/* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
+void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
+/* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be
+ * served from the record (loom_served_repeat_t); else forgets the collective's last call. Call
+ * it after the chooser, before loom_apply_tuning. */
+void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
+                          const char *algorithm, const char *rule);
+
+END_C_DECLS
+
+#endif /* COLL_LOOM_REPEAT_H */
