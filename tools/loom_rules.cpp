@@ -286,7 +286,7 @@ ExplainCall parse_call(const Args& a)
     // Non-blocking and persistent calls use the shared segment, never single copy
     // (coll_loom_request.c); a persistent request's init makes the segment, a non-blocking
     // call starts its set-up and the calls decided meanwhile see it pending (coll_loom_call.c,
-    // loom_choose_unshared).
+    // choose).
     if (call.form != Form::blocking) call.single_copy = false;
     if (!a.get("--ranks")) throw UsageError("explain needs --ranks N");
     call.ranks = int(parse_count(a, "--ranks", 2)); // loom serves communicators of 2 or more ranks

@@ -3,7 +3,7 @@
 // loom hands a repeat of the last call it decided (same count, root, in-place use, the same
 // predefined datatypes and op, the same forced algorithm) straight on, or serves it with the
 // algorithm decided before, without describing and deciding it again
-// (coll_component/coll_loom_call.c). This test makes one random sequence of calls - 80
+// (coll_component/coll_loom_repeat.c). This test makes one random sequence of calls - 80
 // cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier and alltoall,
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
 // not, each case often repeated at once or after other collectives - on two duplicates of
