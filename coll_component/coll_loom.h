@@ -59,6 +59,10 @@ typedef struct mca_coll_loom_component_t {
     bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
     int rules_errors;       /* errors found in the rule file at open (then it is not used) */
     int nonblocking_max;    /* coll_loom_nonblocking_max: operations running at once; more wait */
+    char *trace_dir;        /* coll_loom_trace: the directory of the timeline's files ("" or NULL: off) */
+    int trace_max_events;   /* coll_loom_trace_max_events: the timeline's bound per process */
+    bool noting;            /* verbose >= 1 or tracing: the notes of a call take their slow path
+                               (coll_loom_report.c) */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined (blocking calls),
      * coll_loom_i<collective>_* (non-blocking calls) and coll_loom_<collective>_init_*
      * (persistent requests: each start served, each request handed on): calls loom ran
@@ -141,6 +145,8 @@ typedef struct mca_coll_loom_module_t {
      * 4.1's han calls the communicator's current function when it cannot handle a
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
+    /* 1: the module of MPI_COMM_WORLD (its destruction, in MPI_Finalize, writes the timeline). */
+    int is_world;
     /* Per form and collective, the last call loom's rules decided (loom_repeat_*,
      * coll_loom_repeat.c): a repeat of it is handed on, or served, without being described and
      * chosen again. */

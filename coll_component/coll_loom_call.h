@@ -235,8 +235,14 @@ static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
 
 /* "allreduce", "iallreduce" or "allreduce_init": a call's form as MPI names it, for messages
  * (buf holds it for the latter two). */
-const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t size);
-/* MPI_T counters and verbose lines for a call loom served, or handed on (and why). */
+static inline const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t size)
+{
+    if (LOOM_BLOCKING == kind) return loom_coll_name(coll);
+    snprintf(buf, size, LOOM_NONBLOCKING == kind ? "i%s" : "%s_init", loom_coll_name(coll));
+    return buf;
+}
+/* MPI_T counters, verbose lines and timeline events for a call loom served, or handed on (and
+ * why; loom_report_declined is loom_note_declined's slow path). */
 void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
                       mca_coll_loom_module_t *module, const char *algorithm, const char *rule);
 void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why);
@@ -256,13 +262,13 @@ static inline void loom_count_call(unsigned long long *counter)
     else
         ++*counter;
 }
-/* Inline, and not even a call to opal_output_verbose below level 2: a handed-on call pays
+/* Inline, and not even a call unless verbose output or the timeline is on: a handed-on call pays
  * loom's path on top of the next component's (tools/dev/call-instructions). */
 static inline void loom_note_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm,
                                       const char *why)
 {
     loom_count_call(&mca_coll_loom_component.declined[kind][coll]);
-    if (mca_coll_loom_component.verbose >= 2) loom_report_declined(kind, coll, comm, why);
+    if (mca_coll_loom_component.noting) loom_report_declined(kind, coll, comm, why);
 }
 
 END_C_DECLS

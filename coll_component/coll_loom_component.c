@@ -5,6 +5,7 @@
  */
 #include "coll_loom.h"
 #include "coll_loom_call.h"
+#include "coll_loom_trace.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -190,6 +191,24 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.shm_refuse);
 
+    mca_coll_loom_component.trace_dir = NULL;
+    (void)mca_base_component_var_register(
+        c, "trace",
+        "A directory: every rank keeps one event per collective call (collective and form, "
+        "communicator, message size, what served it or why it was handed on, start and duration) and "
+        "writes them at MPI_Finalize as Chrome trace-event JSON, DIR/loom-trace.<job>.<rank>.json "
+        "(open in Perfetto or chrome://tracing; tools/loom-trace merges, sums up and plots them). "
+        "Empty: off, at no cost",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.trace_dir);
+    mca_coll_loom_component.trace_max_events = 100000;
+    (void)mca_base_component_var_register(
+        c, "trace_max_events",
+        "The most events coll_loom_trace keeps per process (264 bytes each, memory touched as they "
+        "are written); later calls are counted as dropped, and the file and stderr say so",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.trace_max_events);
+
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(
         c, "rules",
@@ -297,6 +316,8 @@ static int loom_open(void)
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     mca_coll_loom_requests_init();
     mca_coll_loom_places_init();
+    loom_trace_open();
+    mca_coll_loom_component.noting = mca_coll_loom_component.verbose >= 1 || loom_trace_on();
     loom_shm_refuse(mca_coll_loom_component.shm_refuse);
     check_forced_algorithms();
     load_rules();
@@ -308,6 +329,7 @@ static int loom_open(void)
 static int loom_close(void)
 {
     mca_coll_loom_requests_fini();
+    loom_trace_close();
     mca_coll_loom_places_fini();
     loom_shm_pool_drain();
     if (mca_coll_loom_component.output >= 0) opal_output_close(mca_coll_loom_component.output);

@@ -10,6 +10,7 @@
 #include "coll_loom.h"
 #include "coll_loom_call.h"
 #include "coll_loom_repeat.h"
+#include "coll_loom_trace.h"
 
 /* Records the call and serves it; REPEAT: what HAND_ON_REPEAT_AS found (a served repeat), or NULL. */
 #define SERVE(REPEAT, ...)                                                                  \
@@ -77,8 +78,54 @@
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 
+/* ---- the same, traced (coll_loom_trace): installed instead when the timeline is on ---- */
+
+/* Records the call as the untraced entry point does (KIND, its fields), makes its event around
+ * CALL (the untraced entry point), and ends it (a request: when it completes, if loom's). */
+#define TRACED(REQUEST, CALL, ...)                                                           \
+    do {                                                                                     \
+        const loom_mpi_call_t call_ = {__VA_ARGS__};                                         \
+        loom_trace_call_t t_;                                                                \
+        loom_trace_enter(&t_, &call_, comm);                                                 \
+        const int rc_ = CALL;                                                                \
+        ompi_request_t *const made_ = OMPI_SUCCESS == rc_ ? REQUEST : NULL;                  \
+        /* A request of loom's takes the event (a dropped one too: its starts count). */     \
+        const int taken_ = NULL != made_ && mca_coll_loom_request_trace(made_, t_.event);    \
+        loom_trace_leave(&t_, taken_, NULL != made_);                                        \
+        return rc_;                                                                          \
+    } while (0)
+
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                               \
+    static int traced_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)     \
+    {                                                                                                              \
+        TRACED(NULL, loom_##name(LOOM_ARGS_##S comm, module), .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);           \
+    }                                                                                                              \
+    static int traced_i##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, ompi_request_t **request,          \
+                              mca_coll_base_module_t *module)                                                      \
+    {                                                                                                              \
+        TRACED(*request, loom_i##name(LOOM_ARGS_##S comm, request, module),                                        \
+               .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_NONBLOCKING);                                \
+    }                                                                                                              \
+    static int traced_##name##_init(LOOM_PARAMS_##S struct ompi_communicator_t *comm, struct ompi_info_t *info,    \
+                                    ompi_request_t **request, mca_coll_base_module_t *module)                      \
+    {                                                                                                              \
+        TRACED(*request, loom_##name##_init(LOOM_ARGS_##S comm, info, request, module),                            \
+               .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_PERSISTENT);                                 \
+    }
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+
 void mca_coll_loom_install_entries(mca_coll_loom_module_t *m)
 {
+    if (loom_trace_on()) {
+#define LOOM_COLLECTIVE(name, ...)          \
+    m->super.coll_##name = traced_##name;   \
+    m->super.coll_i##name = traced_i##name; \
+    m->super.coll_##name##_init = traced_##name##_init;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+        return;
+    }
 #define LOOM_COLLECTIVE(name, ...)        \
     m->super.coll_##name = loom_##name;   \
     m->super.coll_i##name = loom_i##name; \

@@ -11,6 +11,15 @@
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/communicator/communicator.h"
+
+unsigned loom_ompi_job_id(void) { return (unsigned)OMPI_PROC_MY_NAME->jobid; }
+int loom_ompi_world_rank(void) { return (int)OMPI_PROC_MY_NAME->vpid; }
+int loom_ompi_comm_leader(struct ompi_communicator_t *comm)
+{
+    const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, 0);
+    return NULL == proc ? -1 : (int)proc->super.proc_name.vpid;
+}
 
 #if OMPI_MAJOR_VERSION == 4
 
@@ -20,6 +29,8 @@
 int loom_ompi_first_process(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
 
 int loom_ompi_initializing(void) { return NULL != opal_pmix.put && OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state; }
+
+unsigned long long loom_ompi_comm_id(struct ompi_communicator_t *comm) { return comm->c_contextid; }
 
 int loom_ompi_modex_put(const char *key, const void *data, size_t size)
 {
@@ -60,6 +71,11 @@ void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
 #include "opal/mca/pmix/pmix-internal.h"
 
 int loom_ompi_first_process(void) { return 0 == OMPI_PROC_MY_NAME->vpid; }
+
+unsigned long long loom_ompi_comm_id(struct ompi_communicator_t *comm)
+{
+    return comm->c_contextid.cid_base ^ (comm->c_contextid.cid_sub.u64 * 0x9e3779b97f4a7c15ULL);
+}
 
 int loom_ompi_initializing(void)
 {

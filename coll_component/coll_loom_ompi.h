@@ -73,6 +73,18 @@ void loom_ompi_abort(const char *message);
 /* Clears what the MPI layer keeps in a non-blocking collective request (the datatypes and ops
  * it retains; 5.0 also arrays), as the class's constructor does, for a request reused from a
  * free list. */
+/* A communicator's id, the same on every one of its ranks (for traces): Open MPI 4.1's context
+ * id, which its ranks agree on when the communicator is made; 5.0's extended context id (base
+ * and sub-id), folded to 64 bits. */
+struct ompi_communicator_t;
+unsigned long long loom_ompi_comm_id(struct ompi_communicator_t *comm);
+/* The MPI_COMM_WORLD rank of comm's rank 0: with the id, it tells apart communicators made by
+ * one split, which share their context id. */
+int loom_ompi_comm_leader(struct ompi_communicator_t *comm);
+/* This process's job id and rank in MPI_COMM_WORLD (its process name). */
+unsigned loom_ompi_job_id(void);
+int loom_ompi_world_rank(void);
+
 struct ompi_coll_base_nbc_request_t;
 void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request);
 

@@ -1,9 +1,11 @@
 /*
  * What a call's finish tells the user: the MPI_T counters of served and handed-on calls and
- * segment set-ups, and the verbose lines (coll_loom_verbose) naming what served a call, or why
- * it was handed on. Called by the pipeline and by both forms' step 4; calls nothing of loom's.
+ * segment set-ups, and the verbose lines (coll_loom_verbose) and timeline events
+ * (coll_loom_trace) naming what served a call, or why it was handed on. Called by the pipeline
+ * and by both forms' step 4; calls nothing of loom's but the timeline.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_trace.h"
 
 /* 1 the first time `algorithm` serves `coll` on this module's communicator. */
 static int first_time(mca_coll_loom_module_t *module, loom_coll_t coll, const char *algorithm)
@@ -20,17 +22,11 @@ static int first_time(mca_coll_loom_module_t *module, loom_coll_t coll, const ch
     return 0;
 }
 
-const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, char *buf, size_t size)
+/* The slow path of loom_note_served: verbose lines, the timeline. */
+static void report_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
+                          mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
 {
-    if (LOOM_BLOCKING == kind) return loom_coll_name(coll);
-    snprintf(buf, size, LOOM_NONBLOCKING == kind ? "i%s" : "%s_init", loom_coll_name(coll));
-    return buf;
-}
-
-void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
-                      mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
-{
-    loom_count_call(&mca_coll_loom_component.served[kind][call->coll]);
+    if (LOOM_BLOCKING == kind) loom_trace_served(call, comm, algorithm, rule);
     const int first =
         mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm) && first_time(module, call->coll, algorithm);
     if (!first && mca_coll_loom_component.verbose < 2) return;
@@ -56,8 +52,17 @@ void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_com
                                                                     : "none");
 }
 
+void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
+                      mca_coll_loom_module_t *module, const char *algorithm, const char *rule)
+{
+    loom_count_call(&mca_coll_loom_component.served[kind][call->coll]);
+    if (mca_coll_loom_component.noting) report_served(kind, call, comm, module, algorithm, rule);
+}
+
 void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why)
 {
+    loom_trace_declined(kind, coll, comm, why);
+    if (mca_coll_loom_component.verbose < 2) return;
     char name[48];
     opal_output_verbose(
         2, mca_coll_loom_component.output, "coll:loom: %s on %s (rank %d of %d): declined, falling back: %s",

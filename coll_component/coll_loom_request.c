@@ -58,6 +58,7 @@
  * Not the blocking path's segmented pipeline: a start copies everything in at once.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_trace.h"
 #include "coll_loom_segment.h"
 
 #include "loom_device.h"
@@ -81,7 +82,10 @@ typedef struct loom_request_t {
     loom_resumable_t *kept;     /* persistent: the operation of the last start, and its scratch */
     int queued;                 /* waiting for a place among the running operations */
     int freed;                  /* MPI let go of the request before it ended: release it then */
-    int host_copies;            /* device buffers: the call runs on host copies of them */
+    int extras;                 /* EXTRA_* bits: what launch and finish do beyond the common path */
+    loom_trace_event_t *trace;  /* timeline: the event its completion ends (non-blocking), or the
+                                   model of its starts' events (persistent) */
+    loom_trace_event_t *trace_start; /* persistent: the event of the start running now */
     loom_mpi_call_t inner_call; /* handed on, on host copies: the call made to the next component */
     ompi_request_t *inner;      /* ... and its request (persistent: from init to free) */
     int inner_running;          /* inner is started and not yet seen complete */
@@ -98,6 +102,10 @@ typedef struct loom_request_t {
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);
+
+/* loom_request_t.extras: device buffers (the call runs on host copies of them), and the timeline
+ * (coll_loom_trace). One test of them on the common path, in launch and in finish. */
+enum { EXTRA_HOST_COPIES = 1, EXTRA_TRACE = 2 };
 
 /* The running operations and the queue, and whether the progress function is registered.
  * Requests come from a free list, as libnbc's do: the MPI layer may read a request after its
@@ -187,6 +195,22 @@ static void finish_setup(loom_request_t *r, int rc)
     release(r);
 }
 
+/* finish's extras: host copies emptied back (if rc is success), the timeline's event ended. */
+/* Not inlined: finish would then keep its locals in registers it must save (4 instructions a call). */
+__attribute__((noinline)) static int finish_extras(loom_request_t *r, int rc, int stood_in)
+{
+    if (OMPI_SUCCESS == rc && 0 != (r->extras & EXTRA_HOST_COPIES)) rc = loom_host_copies_out(&r->call);
+    if (0 == (r->extras & EXTRA_TRACE)) return rc;
+    loom_trace_event_t **event = r->super.super.req_persistent ? &r->trace_start : &r->trace;
+    if (NULL == *event) return rc;
+    loom_call_t ran = r->call.core;
+    const char *algorithm = stood_in ? loom_call_as_stand_in(&ran) : r->algorithm;
+    loom_trace_complete(*event, &ran, algorithm,
+                        stood_in ? "the rules without a segment (a stand-in)" : r->rule);
+    *event = NULL;
+    return rc;
+}
+
 /* The operation ended with rc (a loom code): views out, counters, the request completed. */
 static void finish(loom_request_t *r, int rc)
 {
@@ -209,7 +233,7 @@ static void finish(loom_request_t *r, int rc)
             loom_resumable_free(r->op);
         r->op = NULL;
     }
-    if (OMPI_SUCCESS == rc && r->host_copies) rc = loom_host_copies_out(&r->call);
+    if (r->extras) rc = finish_extras(r, rc, stood_in);
     if (OMPI_SUCCESS == rc && NULL != r->algorithm && !stood_in)
         loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
     if (OMPI_SUCCESS == rc && stood_in) { /* verbose output names what ran */
@@ -271,6 +295,8 @@ static void register_progress(void)
 static int launch_handed_on(loom_request_t *r)
 {
     int rc = loom_host_copies_fill(&r->call);
+    if (0 != (r->extras & EXTRA_TRACE) && r->super.super.req_persistent)
+        r->trace_start = loom_trace_begin_start(r->trace);
     if (OMPI_SUCCESS == rc && NULL != r->inner)
         rc = r->inner->req_start(1, &r->inner);
     else if (OMPI_SUCCESS == rc)
@@ -295,8 +321,10 @@ static int launch(loom_request_t *r)
     r->super.super.req_status._cancelled = 0;
     r->next = NULL;
     if (NULL == r->algorithm) return launch_handed_on(r);
-    if (r->host_copies) {
-        const int rc = loom_host_copies_fill(&r->call);
+    if (r->extras) {
+        if (0 != (r->extras & EXTRA_TRACE) && r->super.super.req_persistent)
+            r->trace_start = loom_trace_begin_start(r->trace);
+        const int rc = 0 != (r->extras & EXTRA_HOST_COPIES) ? loom_host_copies_fill(&r->call) : OMPI_SUCCESS;
         if (OMPI_SUCCESS != rc) return rc;
     }
     if (!r->call.dense) {
@@ -391,7 +419,8 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     loom_ompi_nbc_request_clear(&r->super);
     r->next = NULL;
     r->op = NULL;
-    r->queued = r->freed = r->host_copies = r->inner_running = r->has_turn = r->setup = 0;
+    /* trace and trace_start are read only under EXTRA_TRACE, which sets them. */
+    r->queued = r->freed = r->extras = r->inner_running = r->has_turn = r->setup = 0;
     r->inner = NULL;
     r->kept = NULL;
     r->algorithm = r->rule = NULL;
@@ -498,6 +527,29 @@ void mca_coll_loom_requests_fini(void)
     OBJ_DESTRUCT(&lock);
 }
 
+/* ---- the timeline ---- */
+
+int mca_coll_loom_request_trace(ompi_request_t *request, loom_trace_event_t *event)
+{
+    if (NULL == request || MPI_REQUEST_NULL == request || request_free != request->req_free) return 0;
+    loom_request_t *r = (loom_request_t *)request;
+    OPAL_THREAD_LOCK(&lock);
+    r->trace = event;
+    r->extras |= EXTRA_TRACE;
+    /* Still running: its completion ends the event (finish, under the lock in progress). */
+    const int running = !r->super.super.req_persistent && (NULL != r->op || r->queued || r->inner_running);
+    OPAL_THREAD_UNLOCK(&lock);
+    if (r->super.super.req_persistent) { /* the init's event: what its starts will run */
+        if (NULL != r->algorithm && NULL != event) loom_trace_complete(event, &r->call.core, r->algorithm, r->rule);
+        return 0;
+    }
+    if (running || NULL == event) return running;
+    /* Completed inside the call that made it: it ends now, with what served it. */
+    r->trace = NULL;
+    loom_trace_complete(event, &r->call.core, r->algorithm, r->rule);
+    return 1;
+}
+
 /* ---- the call ---- */
 
 /* r, described and decided, becomes the caller's request: running, or inactive until
@@ -577,7 +629,7 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
             release(r);
             return rc;
         }
-        r->host_copies = 1;
+        r->extras = EXTRA_HOST_COPIES;
         r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs; the rules saw memory=cuda */
     }
     if (NULL == d.algorithm) {

@@ -1,0 +1,68 @@
+// The timeline (coll_loom_trace, coll_component/coll_loom_trace.c): a job that makes a known
+// number of calls of each form, for tests/integration/trace-check to count in the trace files.
+// Per rank: 50 MPI_Allreduce and 20 MPI_Bcast on MPI_COMM_WORLD (trace-check hands bcast on with
+// coll_loom_bcast_algorithm=fallback), 30 MPI_Iallreduce each waited for, one persistent
+// allreduce started 10 times, and 15 MPI_Barrier on a communicator split in two (even and odd
+// ranks). Open MPI makes collectives of its own inside MPI_Comm_split (an allgather, allreduces
+// for the context id), so the counted calls lie between two MPI_Barrier on MPI_COMM_WORLD, the
+// markers trace-check looks for. Every result is checked; the job fails on a wrong one.
+#define OMPI_SKIP_MPICXX 1 // the C API only: Debian links no C++ bindings
+#include <mpi.h>
+
+#include "mpi_persistent.hpp"
+
+#include <cstdio>
+#include <vector>
+
+namespace {
+int failures = 0;
+
+void expect(bool ok, const char* what)
+{
+    if (!ok && failures++ == 0) std::fprintf(stderr, "trace_check: wrong result: %s\n", what);
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const double sum = double(size) * (size + 1) / 2;
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Barrier(MPI_COMM_WORLD); // the first marker
+    std::vector<double> in(8), out(8);
+    for (int i = 0; i < 50; ++i) {
+        for (auto& x : in) x = rank + 1;
+        MPI_Allreduce(in.data(), out.data(), 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        expect(out[7] == sum, "allreduce");
+    }
+    for (int i = 0; i < 20; ++i) {
+        int value = rank == i % size ? 1000 + i : -1;
+        MPI_Bcast(&value, 1, MPI_INT, i % size, MPI_COMM_WORLD);
+        expect(value == 1000 + i, "bcast");
+    }
+    for (int i = 0; i < 30; ++i) {
+        MPI_Request r;
+        for (auto& x : in) x = rank + 1;
+        MPI_Iallreduce(in.data(), out.data(), 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        expect(out[0] == sum, "iallreduce");
+    }
+    MPI_Request p;
+    PERSISTENT(Allreduce)(in.data(), out.data(), 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    for (int i = 0; i < 10; ++i) {
+        for (auto& x : in) x = rank + 1;
+        MPI_Start(&p);
+        MPI_Wait(&p, MPI_STATUS_IGNORE);
+        expect(out[3] == sum, "persistent allreduce");
+    }
+    MPI_Request_free(&p);
+    for (int i = 0; i < 15; ++i) MPI_Barrier(half);
+    MPI_Barrier(MPI_COMM_WORLD); // the last marker
+    MPI_Comm_free(&half);
+    MPI_Finalize();
+    return failures == 0 ? 0 : 1;
+}
