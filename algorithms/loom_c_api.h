@@ -344,6 +344,12 @@ const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, co
  * segment=/buffer= value, else segment_param / buffer_param (the MCA parameters). Empty if
  * nothing was chosen. For verbose output. */
 void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, char *buf, size_t size);
+/* The registry's algorithms that can serve call on comm_size ranks (its needs met: op, segment,
+ * single copy, topology from the resolved rules), in registry order, less those that read a
+ * rule's leaders=: at most max into out, the count returned (online tuning's candidates). */
+int loom_eligible_algorithms(const loom_call_t *call, int comm_size, const void *resolved, const void **out, int max);
+/* An algorithm's registry name (from loom_eligible_algorithms or loom_call_t.chosen). */
+const char *loom_algorithm_name(const void *algorithm);
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);

@@ -61,6 +61,13 @@ typedef struct mca_coll_loom_component_t {
     int nonblocking_max;    /* coll_loom_nonblocking_max: operations running at once; more wait */
     char *trace_dir;        /* coll_loom_trace: the directory of the timeline's files ("" or NULL: off) */
     int trace_max_events;   /* coll_loom_trace_max_events: the timeline's bound per process */
+    int autotune;            /* coll_loom_autotune: online tuning (coll_loom_autotune.c) */
+    int autotune_trials;     /* coll_loom_autotune_trials: timed calls per candidate */
+    int autotune_candidates; /* coll_loom_autotune_candidates: candidates per class, at most */
+    int autotune_max_classes; /* coll_loom_autotune_max_classes: classes tuned per communicator */
+    int autotune_margin;     /* coll_loom_autotune_margin: percent a candidate must beat the rules' choice by */
+    char *autotune_save;     /* coll_loom_autotune_save: the rule file rank 0 writes at finalize */
+    int autotune_noise;      /* coll_loom_autotune_noise: testing, rank 0's timer made noisy */
     bool noting;            /* verbose >= 1 or tracing: the notes of a call take their slow path
                                (coll_loom_report.c) */
     /* MPI_T performance variables coll_loom_<collective>_served / _declined (blocking calls),
@@ -145,8 +152,11 @@ typedef struct mca_coll_loom_module_t {
      * 4.1's han calls the communicator's current function when it cannot handle a
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
-    /* 1: the module of MPI_COMM_WORLD (its destruction, in MPI_Finalize, writes the timeline). */
+    /* 1: the module of MPI_COMM_WORLD (its destruction, in MPI_Finalize, writes the timeline and
+     * what online tuning learned). */
     int is_world;
+    int world_rank0;  /* and this process is its rank 0 */
+    void *tune;       /* online tuning's classes (coll_loom_autotune.c), NULL until the first */
     /* Per form and collective, the last call loom's rules decided (loom_repeat_*,
      * coll_loom_repeat.c): a repeat of it is handed on, or served, without being described and
      * chosen again. */

@@ -8,6 +8,9 @@
  * or the call handed on to the previous component (on host copies, for device buffers).
  */
 #include "coll_loom_call.h"
+#include "coll_loom_autotune.h"
+
+#include <time.h>
 
 /* Runs `algorithm` on comm over the PML with the collective's tag. */
 static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
@@ -86,6 +89,26 @@ static int run_kept(const loom_mpi_call_t *mpi, const loom_served_repeat_t *s, s
     return rc;
 }
 
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* An online tuning trial (coll_loom_autotune.c): the candidate run or handed on, timed on this
+ * rank, the time reported (the trial's last call agrees on the winner with every rank). */
+static int run_trial(loom_glue_call_t *c, const loom_decision_t *d, struct ompi_communicator_t *comm,
+                     mca_coll_loom_module_t *module)
+{
+    const long long t0 = now_ns();
+    const int rc = NULL == d->algorithm ? hand_on(c, d->device, comm, module)
+                                        : run_described(c, d->device, d->algorithm, d->rule, comm, module);
+    const long long ns = now_ns() - t0;
+    if (OMPI_SUCCESS != rc) return rc;
+    return loom_autotune_record(comm, module, d, ns);
+}
+
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
                         const loom_repeat_t *repeat)
 {
@@ -97,6 +120,7 @@ int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
         loom_call_fini(&c);
         return rc;
     }
+    if (NULL != d.tune) return run_trial(&c, &d, comm, module);
     if (NULL == d.algorithm) return hand_on(&c, d.device, comm, module);
     return run_described(&c, d.device, d.algorithm, d.rule, comm, module);
 }

@@ -18,6 +18,7 @@
  * no rank runs loom while another hands on.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_autotune.h"
 #include "coll_loom_repeat.h"
 #include "coll_loom_segment.h"
 
@@ -189,13 +190,24 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
     }
 
     /* choose */
-    if (NULL == why) d->algorithm = choose(&c->core, comm, module, d, &why, &d->rule);
+    const int described = NULL == why;
+    if (described) d->algorithm = choose(&c->core, comm, module, d, &why, &d->rule);
+
+    /* online tuning (coll_loom_autotune.c): a blocking call loom may serve, decided by the rules
+     * (not forced, its segment settled), may run a trial candidate or the learned winner. */
+    int remember = 1;
+    if (mca_coll_loom_component.autotune && LOOM_BLOCKING == mpi->kind && described && !returned && !d->device &&
+        !c->core.wants_segment && '\0' == loom_forced_now(mpi->coll)[0]) {
+        remember = loom_autotune_decide(c, comm, module, d, NULL == d->algorithm);
+        if (NULL == d->algorithm && NULL != d->why) why = d->why;
+        if (!remember) loom_forget(mpi, module);
+    }
 
     /* remember: a call decided while it wanted the segment is not (it counted towards making
-     * one, and its repeat must too), nor a device call (repeats are of host calls). */
+     * one, and its repeat must too), nor a device call (repeats are of host calls), nor a trial. */
     if (NULL == d->algorithm)
         return returned ? cannot_serve_returned(mpi, comm, why)
-                        : decline(mpi, comm, module, d, why, !d->device && !c->core.wants_segment);
-    if (!returned && !d->device) loom_remember_served(mpi, module, c, d->algorithm, d->rule);
+                        : decline(mpi, comm, module, d, why, remember && !d->device && !c->core.wants_segment);
+    if (remember && !returned && !d->device) loom_remember_served(mpi, module, c, d->algorithm, d->rule);
     return OMPI_SUCCESS;
 }

@@ -139,6 +139,8 @@ typedef struct loom_decision {
     int begin_setup;   /* non-blocking: the call starts the set-up of the communicator's segment, as
                           an operation launched before its own (the segment is PENDING) */
     void *own_segment; /* persistent: the segment of its own its algorithm runs on, or NULL */
+    void *tune;        /* online tuning: the class whose trial this call is (step 4 times it), or NULL */
+    int tune_candidate;
 } loom_decision_t;
 
 /* The pipeline: describes mpi on comm into c, finds its memory kind, chooses, remembers; the

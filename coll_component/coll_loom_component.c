@@ -6,6 +6,7 @@
 #include "coll_loom.h"
 #include "coll_loom_call.h"
 #include "coll_loom_trace.h"
+#include "coll_loom_autotune.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -209,6 +210,56 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.trace_max_events);
 
+    mca_coll_loom_component.autotune = 0;
+    (void)mca_base_component_var_register(
+        c, "autotune",
+        "1: online tuning. For each (communicator, collective, size class) that repeats, loom times "
+        "a few candidates on the application's own blocking calls - the rule table's choice, Open "
+        "MPI's own (handing on) and other algorithms that can serve the call - agrees with every "
+        "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune);
+    mca_coll_loom_component.autotune_trials = 5;
+    (void)mca_base_component_var_register(
+        c, "autotune_trials", "Online tuning: timed calls per candidate (1-16); the median counts",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_trials);
+    mca_coll_loom_component.autotune_candidates = 4;
+    (void)mca_base_component_var_register(
+        c, "autotune_candidates",
+        "Online tuning: candidates per class (1-8): the rule table's choice, Open MPI's own, then "
+        "other algorithms that can serve the call, in the registry's order",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_candidates);
+    mca_coll_loom_component.autotune_margin = 10;
+    (void)mca_base_component_var_register(
+        c, "autotune_margin",
+        "Online tuning: how many percent faster than the rule table's choice another candidate must "
+        "measure to replace it (smaller differences are within the trial's noise)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_margin);
+    mca_coll_loom_component.autotune_max_classes = 64;
+    (void)mca_base_component_var_register(
+        c, "autotune_max_classes",
+        "Online tuning: the most (collective, size class) classes tuned per communicator (about "
+        "450 bytes each); later ones are decided by the rules",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_max_classes);
+    mca_coll_loom_component.autotune_save = NULL;
+    (void)mca_base_component_var_register(
+        c, "autotune_save",
+        "Online tuning: a path where rank 0 writes what was learned, at MPI_Finalize, as a rule "
+        "file (the measured times in comments) for coll_loom_rules",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_save);
+    mca_coll_loom_component.autotune_noise = 0;
+    (void)mca_base_component_var_register(
+        c, "autotune_noise",
+        "For testing online tuning: 1 makes rank 0's timings noisy (up to 10x, at random), so that "
+        "the ranks measure different times and must still agree",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_noise);
+
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(
         c, "rules",
@@ -317,6 +368,7 @@ static int loom_open(void)
     mca_coll_loom_requests_init();
     mca_coll_loom_places_init();
     loom_trace_open();
+    loom_autotune_open();
     mca_coll_loom_component.noting = mca_coll_loom_component.verbose >= 1 || loom_trace_on();
     loom_shm_refuse(mca_coll_loom_component.shm_refuse);
     check_forced_algorithms();

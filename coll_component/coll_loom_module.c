@@ -4,6 +4,7 @@
  */
 #include "coll_loom.h"
 #include "coll_loom_trace.h"
+#include "coll_loom_autotune.h"
 
 #include "ompi/mca/coll/base/base.h"
 
@@ -20,7 +21,8 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->segment_allowed = 0;
     m->single_copy = LOOM_SINGLE_COPY_OFF;
     m->handing_on = 0;
-    m->is_world = 0;
+    m->is_world = m->world_rank0 = 0;
+    m->tune = NULL;
     m->node_shm = NULL;
     m->topology = NULL;
     memset(m->reported, 0, sizeof(m->reported));
@@ -31,7 +33,11 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
 {
     /* MPI_COMM_WORLD's module goes in MPI_Finalize, whether or not Open MPI closes the component
      * then (it keeps it open while MPI_T is initialized): the timeline is written here. */
-    if (m->is_world) loom_trace_close();
+    loom_autotune_module_fini(m);
+    if (m->is_world) {
+        loom_trace_close();
+        loom_autotune_finalize(m->world_rank0);
+    }
 #define RELEASE(name)                                                                    \
     if (NULL != m->previous.name##_module) OBJ_RELEASE(m->previous.name##_module);       \
     if (NULL != m->previous.i##name##_module) OBJ_RELEASE(m->previous.i##name##_module); \
@@ -61,6 +67,7 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *)module;
     m->is_world = &ompi_mpi_comm_world.comm == comm;
+    m->world_rank0 = m->is_world && 0 == ompi_comm_rank(comm);
 
     /* Components are enabled from lowest to highest priority, so comm->c_coll now holds
      * what would serve each collective without loom: that is what loom falls back to. */

@@ -48,6 +48,11 @@ static int set_key(loom_repeat_t *r, const loom_mpi_call_t *mpi, const mca_coll_
     return 1;
 }
 
+void loom_forget(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module)
+{
+    module->repeats[mpi->kind][mpi->coll].valid = 0;
+}
+
 void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why)
 {
     loom_repeat_t *r = &module->repeats[mpi->kind][mpi->coll];

@@ -43,6 +43,8 @@ static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_modul
     if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
     return r;
 }
+/* Forgets the last call of mpi's collective and form (online tuning's trial calls). */
+void loom_forget(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module);
 /* Remembers mpi as handed on for `why` (if its datatypes and op are predefined). */
 void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const char *why);
 /* Remembers mpi, described as c, as served by algorithm (chosen by rule), if a repeat can be

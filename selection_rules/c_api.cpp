@@ -208,6 +208,37 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     }
 }
 
+extern "C" int loom_eligible_algorithms(const loom_call_t* call, int comm_size, const void* resolved,
+                                        const void** out, int max)
+{
+    try {
+        const auto* handle = static_cast<const ResolvedHandle*>(resolved);
+        const Collective c = static_cast<Collective>(call->coll);
+        CallShape shape{comm_size,
+                        message_bytes(*call, comm_size),
+                        !reduces(c) || call->op.commutative != 0,
+                        handle != nullptr ? handle->tables->nodes : 0,
+                        handle != nullptr ? handle->tables->ranks_per_node : 0,
+                        call->segment == LOOM_SEGMENT_READY,
+                        reduces(c) ? call->op.elem_size : 0};
+        shape.single_copy = call->single_copy == LOOM_SINGLE_COPY_ON && call->memory == LOOM_MEMORY_HOST;
+        int n = 0;
+        for (const Algorithm& a : all_algorithms()) {
+            if (a.collective != c || a.reads.leaders || why_not(a, shape)) continue;
+            if (n < max) out[n] = &a;
+            ++n;
+        }
+        return std::min(n, max);
+    } catch (...) {
+        return 0;
+    }
+}
+
+extern "C" const char* loom_algorithm_name(const void* algorithm)
+{
+    return algorithm != nullptr ? static_cast<const Algorithm*>(algorithm)->name.data() : nullptr;
+}
+
 extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_param, size_t buffer_param, char* buf,
                                     size_t size)
 {
