@@ -66,6 +66,7 @@ typedef struct mca_coll_loom_component_t {
     int autotune_candidates; /* coll_loom_autotune_candidates: candidates per class, at most */
     int autotune_max_classes; /* coll_loom_autotune_max_classes: classes tuned per communicator */
     int autotune_margin;     /* coll_loom_autotune_margin: percent a candidate must beat the rules' choice by */
+    int autotune_floor_ns;   /* coll_loom_autotune_floor_ns: the rules' choice stands below this time */
     char *autotune_save;     /* coll_loom_autotune_save: the rule file rank 0 writes at finalize */
     int autotune_noise;      /* coll_loom_autotune_noise: testing, rank 0's timer made noisy */
     bool noting;            /* verbose >= 1 or tracing: the notes of a call take their slow path

@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { MAX_CANDIDATES = 8, MAX_TRIALS = 16 };
+enum { MAX_CANDIDATES = 12, MAX_TRIALS = 16 };
 enum { TRIAL = 0, DECIDED = 1 };
 
 typedef struct loom_tune_class {
@@ -253,8 +253,15 @@ int loom_autotune_record(struct ompi_communicator_t *comm, mca_coll_loom_module_
     if (OMPI_SUCCESS == rc)
         for (int i = 1; i < k->ncand; ++i)
             if (k->agreed[i] < k->agreed[best]) best = i;
+    /* And only if the rule's choice itself measured above coll_loom_autotune_floor_ns: below it
+     * a trial cannot tell candidates apart (each trial call takes the whole path and reads the
+     * clock twice, about 0.5 us here, which also shifts when the ranks arrive, and a shared-memory
+     * algorithm's small calls need the ranks in step), so a sound choice stands, and only a bad
+     * one (slow enough to show) is replaced. */
     const double margin = (double)mca_coll_loom_component.autotune_margin / 100.0;
-    if (k->agreed[best] < (1.0 - margin) * k->agreed[0]) k->winner = best;
+    if (k->agreed[best] < (1.0 - margin) * k->agreed[0] &&
+        k->agreed[0] > (double)mca_coll_loom_component.autotune_floor_ns)
+        k->winner = best;
     k->state = DECIDED;
     keep_learned(k, comm);
     if (mca_coll_loom_component.verbose >= 2) {

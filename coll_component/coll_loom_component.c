@@ -219,15 +219,15 @@ static int loom_register(void)
         "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.autotune);
-    mca_coll_loom_component.autotune_trials = 5;
+    mca_coll_loom_component.autotune_trials = 4;
     (void)mca_base_component_var_register(
-        c, "autotune_trials", "Online tuning: timed calls per candidate (1-16); the median counts",
+        c, "autotune_trials", "Online tuning: timed calls per candidate (1-16); the first is a warm-up, the median of the rest counts",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.autotune_trials);
-    mca_coll_loom_component.autotune_candidates = 4;
+    mca_coll_loom_component.autotune_candidates = 10;
     (void)mca_base_component_var_register(
         c, "autotune_candidates",
-        "Online tuning: candidates per class (1-8): the rule table's choice, Open MPI's own, then "
+        "Online tuning: candidates per class (1-12): the rule table's choice, Open MPI's own, then "
         "other algorithms that can serve the call, in the registry's order",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.autotune_candidates);
@@ -238,6 +238,13 @@ static int loom_register(void)
         "measure to replace it (smaller differences are within the trial's noise)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.autotune_margin);
+    mca_coll_loom_component.autotune_floor_ns = 2000;
+    (void)mca_base_component_var_register(
+        c, "autotune_floor_ns",
+        "Online tuning: nanoseconds per call below which the rule table's choice stands (a trial "
+        "cannot tell candidates apart there: its own path and clock reads blur them)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.autotune_floor_ns);
     mca_coll_loom_component.autotune_max_classes = 64;
     (void)mca_base_component_var_register(
         c, "autotune_max_classes",

@@ -1,7 +1,7 @@
 // loom-autotune-loop: an application's loop as online tuning meets it (tools/dev/autotune-bench):
 // for each collective and size, CALLS blocking calls in a row on MPI_COMM_WORLD, timed as a
 // whole - the trial phase included - and the slowest rank's time printed per (collective, size)
-// and in all. allreduce sums doubles; bcast and allgather move bytes.
+// and in all. allreduce and scan sum doubles; bcast and allgather move bytes.
 //   loom-autotune-loop COLLECTIVES SIZES CALLS     e.g. allreduce,bcast,allgather 8,1K,4M 2000
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
@@ -60,6 +60,8 @@ int main(int argc, char** argv)
                     MPI_Allreduce(in.data(), out.data(), n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
                 else if (coll == "bcast")
                     MPI_Bcast(out.data(), n, MPI_BYTE, int(i % size), MPI_COMM_WORLD);
+                else if (coll == "scan")
+                    MPI_Scan(in.data(), out.data(), n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
                 else if (coll == "allgather")
                     MPI_Allgather(in.data(), n / size > 0 ? n / size : 1, MPI_BYTE, out.data(),
                                   n / size > 0 ? n / size : 1, MPI_BYTE, MPI_COMM_WORLD);
