@@ -69,6 +69,9 @@ typedef struct learned {
 } learned_t;
 static learned_t *learned;
 static int nlearned, learned_cap;
+/* Two threads may decide classes of two communicators at once (MPI_THREAD_MULTIPLE): the list
+ * is appended under this flag, held for a few stores. */
+static char learned_lock;
 
 static const char *const kTrial = "autotune: a trial";
 static const char *const kMeasured = "autotune: measured fastest here";
@@ -211,10 +214,14 @@ static int agree(struct ompi_communicator_t *comm, mca_coll_loom_module_t *modul
 
 static void keep_learned(const loom_tune_class_t *k, struct ompi_communicator_t *comm)
 {
+    while (__atomic_test_and_set(&learned_lock, __ATOMIC_ACQUIRE)) continue;
     if (nlearned == learned_cap) {
         const int cap = 0 == learned_cap ? 64 : 2 * learned_cap;
         learned_t *more = realloc(learned, (size_t)cap * sizeof(*more));
-        if (NULL == more) return;
+        if (NULL == more) {
+            __atomic_clear(&learned_lock, __ATOMIC_RELEASE);
+            return;
+        }
         learned = more;
         learned_cap = cap;
     }
@@ -230,6 +237,7 @@ static void keep_learned(const loom_tune_class_t *k, struct ompi_communicator_t 
         l->agreed[i] = k->agreed[i];
     }
     snprintf(l->comm_name, sizeof(l->comm_name), "%.31s", comm->c_name);
+    __atomic_clear(&learned_lock, __ATOMIC_RELEASE);
 }
 
 int loom_autotune_record(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module, const loom_decision_t *d,
