@@ -215,6 +215,14 @@ static int agree(struct ompi_communicator_t *comm, mca_coll_loom_module_t *modul
 static void keep_learned(const loom_tune_class_t *k, struct ompi_communicator_t *comm)
 {
     while (__atomic_test_and_set(&learned_lock, __ATOMIC_ACQUIRE)) continue;
+    /* One rule per (collective, communicator size, class): the first learned (another communicator
+     * of the same size would only repeat or shadow it). */
+    for (int i = 0; i < nlearned; ++i)
+        if (learned[i].coll == k->coll && learned[i].comm_size == ompi_comm_size(comm) &&
+            learned[i].size_class == k->size_class && learned[i].commutative == k->commutative) {
+            __atomic_clear(&learned_lock, __ATOMIC_RELEASE);
+            return;
+        }
     if (nlearned == learned_cap) {
         const int cap = 0 == learned_cap ? 64 : 2 * learned_cap;
         learned_t *more = realloc(learned, (size_t)cap * sizeof(*more));
