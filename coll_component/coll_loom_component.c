@@ -64,6 +64,18 @@ static void register_counter(const char *coll, const char *what, const char *des
         MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL, counter);
 }
 
+/* A read-only parameter of loom's (coll_loom_NAME) and its help. */
+static void register_int(const mca_base_component_t *c, const char *name, int level, int *var, const char *help)
+{
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+                                          MCA_BASE_VAR_SCOPE_READONLY, var);
+}
+static void register_string(const mca_base_component_t *c, const char *name, int level, char **var, const char *help)
+{
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, level,
+                                          MCA_BASE_VAR_SCOPE_READONLY, var);
+}
+
 static int loom_register(void)
 {
     mca_base_component_t *c = &mca_coll_loom_component.super.collm_version;
@@ -193,79 +205,49 @@ static int loom_register(void)
         &mca_coll_loom_component.shm_refuse);
 
     mca_coll_loom_component.trace_dir = NULL;
-    (void)mca_base_component_var_register(
-        c, "trace",
+    register_string(c, "trace", OPAL_INFO_LVL_4, &mca_coll_loom_component.trace_dir,
         "A directory: every rank keeps one event per collective call (collective and form, "
         "communicator, message size, what served it or why it was handed on, start and duration) and "
         "writes them at MPI_Finalize as Chrome trace-event JSON, DIR/loom-trace.<job>.<rank>.json "
         "(open in Perfetto or chrome://tracing; tools/loom-trace merges, sums up and plots them). "
-        "Empty: off, at no cost",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.trace_dir);
+        "Empty: off, at no cost");
     mca_coll_loom_component.trace_max_events = 100000;
-    (void)mca_base_component_var_register(
-        c, "trace_max_events",
+    register_int(c, "trace_max_events", OPAL_INFO_LVL_5, &mca_coll_loom_component.trace_max_events,
         "The most events coll_loom_trace keeps per process (264 bytes each, memory touched as they "
-        "are written); later calls are counted as dropped, and the file and stderr say so",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.trace_max_events);
-
+        "are written); later calls are counted as dropped, and the file and stderr say so");
     mca_coll_loom_component.autotune = 0;
-    (void)mca_base_component_var_register(
-        c, "autotune",
+    register_int(c, "autotune", OPAL_INFO_LVL_4, &mca_coll_loom_component.autotune,
         "1: online tuning. For each (communicator, collective, size class) that repeats, loom times "
         "a few candidates on the application's own blocking calls - the rule table's choice, Open "
         "MPI's own (handing on) and other algorithms that can serve the call - agrees with every "
-        "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune);
+        "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off");
     mca_coll_loom_component.autotune_trials = 4;
-    (void)mca_base_component_var_register(
-        c, "autotune_trials", "Online tuning: timed calls per candidate (1-16); the first is a warm-up, the median of the rest counts",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_trials);
+    register_int(c, "autotune_trials", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_trials,
+        "Online tuning: timed calls per candidate (1-16); the first is a warm-up, the median of the rest counts");
     mca_coll_loom_component.autotune_candidates = 10;
-    (void)mca_base_component_var_register(
-        c, "autotune_candidates",
+    register_int(c, "autotune_candidates", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_candidates,
         "Online tuning: candidates per class (1-12): the rule table's choice, Open MPI's own, then "
-        "other algorithms that can serve the call, in the registry's order",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_candidates);
+        "other algorithms that can serve the call, in the registry's order");
     mca_coll_loom_component.autotune_margin = 10;
-    (void)mca_base_component_var_register(
-        c, "autotune_margin",
+    register_int(c, "autotune_margin", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_margin,
         "Online tuning: how many percent faster than the rule table's choice another candidate must "
-        "measure to replace it (smaller differences are within the trial's noise)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_margin);
+        "measure to replace it (smaller differences are within the trial's noise)");
     mca_coll_loom_component.autotune_floor_ns = 2000;
-    (void)mca_base_component_var_register(
-        c, "autotune_floor_ns",
+    register_int(c, "autotune_floor_ns", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_floor_ns,
         "Online tuning: nanoseconds per call below which the rule table's choice stands (a trial "
-        "cannot tell candidates apart there: its own path and clock reads blur them)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_floor_ns);
+        "cannot tell candidates apart there: its own path and clock reads blur them)");
     mca_coll_loom_component.autotune_max_classes = 64;
-    (void)mca_base_component_var_register(
-        c, "autotune_max_classes",
+    register_int(c, "autotune_max_classes", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_max_classes,
         "Online tuning: the most (collective, size class) classes tuned per communicator (about "
-        "450 bytes each); later ones are decided by the rules",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_max_classes);
+        "450 bytes each); later ones are decided by the rules");
     mca_coll_loom_component.autotune_save = NULL;
-    (void)mca_base_component_var_register(
-        c, "autotune_save",
+    register_string(c, "autotune_save", OPAL_INFO_LVL_4, &mca_coll_loom_component.autotune_save,
         "Online tuning: a path where rank 0 writes what was learned, at MPI_Finalize, as a rule "
-        "file (the measured times in comments) for coll_loom_rules",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_save);
+        "file (the measured times in comments) for coll_loom_rules");
     mca_coll_loom_component.autotune_noise = 0;
-    (void)mca_base_component_var_register(
-        c, "autotune_noise",
+    register_int(c, "autotune_noise", OPAL_INFO_LVL_9, &mca_coll_loom_component.autotune_noise,
         "For testing online tuning: 1 makes rank 0's timings noisy (up to 10x, at random), so that "
-        "the ranks measure different times and must still agree",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.autotune_noise);
+        "the ranks measure different times and must still agree");
 
     mca_coll_loom_component.rules_path = NULL;
     (void)mca_base_component_var_register(
