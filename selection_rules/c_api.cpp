@@ -131,6 +131,30 @@ rules::SegmentState segment_state(int segment)
                                              : rules::SegmentState::none;
 }
 
+// The facts the rules decide call by (rules::decide), for comm_size ranks and tables narrowed to
+// its communicator; the forced algorithm, if any, is the caller's to add.
+rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::Resolved& tables)
+{
+    const Collective c = static_cast<Collective>(call.coll);
+    rules::CallFacts facts;
+    facts.collective = c;
+    facts.bytes = message_bytes(call, comm_size);
+    facts.ranks = comm_size;
+    facts.nodes = tables.nodes;
+    facts.ranks_per_node = tables.ranks_per_node;
+    facts.ompi_major = tables.ompi_major;
+    facts.memory = call.memory == LOOM_MEMORY_CUDA ? rules::MemoryKind::cuda : rules::MemoryKind::host;
+    facts.commutative = !reduces(c) || call.op.commutative != 0;
+    facts.form = call.form == LOOM_FORM_NONBLOCKING  ? rules::Form::nonblocking
+                 : call.form == LOOM_FORM_PERSISTENT ? rules::Form::persistent
+                                                     : rules::Form::blocking;
+    facts.element_bytes = reduces(c) ? call.op.elem_size : 0;
+    facts.keep_from_open_mpi = call.keep_from_open_mpi != 0;
+    facts.segment = segment_state(call.segment);
+    facts.single_copy = call.single_copy == LOOM_SINGLE_COPY_ON;
+    return facts;
+}
+
 } // namespace
 
 extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
@@ -158,22 +182,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         Memo& memo = handle->last[std::size_t(c)];
         if (!memo.valid || !(memo.key == key)) {
             const rules::Resolved& tables = *handle->tables;
-            rules::CallFacts facts;
-            facts.collective = c;
-            facts.bytes = key.bytes;
-            facts.ranks = comm_size;
-            facts.nodes = tables.nodes;
-            facts.ranks_per_node = tables.ranks_per_node;
-            facts.ompi_major = tables.ompi_major;
-            facts.memory = key.memory;
-            facts.commutative = key.commutative;
-            facts.form = key.form == LOOM_FORM_NONBLOCKING  ? rules::Form::nonblocking
-                         : key.form == LOOM_FORM_PERSISTENT ? rules::Form::persistent
-                                                            : rules::Form::blocking;
-            facts.element_bytes = key.element_bytes;
-            facts.keep_from_open_mpi = key.keep_from_open_mpi;
-            facts.segment = key.segment;
-            facts.single_copy = key.single_copy;
+            rules::CallFacts facts = facts_of(*call, comm_size, tables); // what the key holds
             if (is_forced) {
                 facts.forced = forced;
                 facts.forced_algorithm = key.forced_algorithm;
@@ -214,14 +223,10 @@ extern "C" int loom_eligible_algorithms(const loom_call_t* call, int comm_size, 
     try {
         const auto* handle = static_cast<const ResolvedHandle*>(resolved);
         const Collective c = static_cast<Collective>(call->coll);
-        CallShape shape{comm_size,
-                        message_bytes(*call, comm_size),
-                        !reduces(c) || call->op.commutative != 0,
-                        handle != nullptr ? handle->tables->nodes : 0,
-                        handle != nullptr ? handle->tables->ranks_per_node : 0,
-                        call->segment == LOOM_SEGMENT_READY,
-                        reduces(c) ? call->op.elem_size : 0};
-        shape.single_copy = call->single_copy == LOOM_SINGLE_COPY_ON && call->memory == LOOM_MEMORY_HOST;
+        // The shape the rules check each candidate's needs against (decide.cpp's shape_of).
+        const auto tables = handle != nullptr ? handle->tables : rules::resolved_for(comm_size, 0, 0);
+        const rules::CallFacts facts = facts_of(*call, comm_size, *tables);
+        const CallShape shape = rules::shape_of(facts, facts.segment == rules::SegmentState::ready);
         int n = 0;
         for (const Algorithm& a : all_algorithms()) {
             if (a.collective != c || a.reads.leaders || why_not(a, shape)) continue;

@@ -1,7 +1,6 @@
 #include "decide.hpp"
 
 namespace loom::rules {
-namespace {
 
 CallShape shape_of(const CallFacts& c, bool segment)
 {
@@ -9,6 +8,8 @@ CallShape shape_of(const CallFacts& c, bool segment)
     shape.single_copy = c.single_copy && c.memory == MemoryKind::host; // device buffers never go single copy
     return shape;
 }
+
+namespace {
 
 // The first candidate that matches and can serve (or is an allowed fallback rule); nullptr if
 // none. Candidates passed over only for want of a segment set *wants (when given).

@@ -95,4 +95,9 @@ std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes
 // null, every rule considered is appended with its verdict (rules.hpp; for explain).
 Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace = nullptr);
 
+// What an algorithm's needs are checked against for call (why_not): its shape, with or without
+// the communicator's segment. decide() checks every candidate with it; so does online tuning's
+// list of eligible algorithms (loom_eligible_algorithms).
+CallShape shape_of(const CallFacts& call, bool segment);
+
 } // namespace loom::rules
