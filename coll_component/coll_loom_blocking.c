@@ -10,7 +10,6 @@
 #include "coll_loom_call.h"
 #include "coll_loom_autotune.h"
 
-#include <time.h>
 
 /* Runs `algorithm` on comm over the PML with the collective's tag. */
 static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
@@ -89,24 +88,17 @@ static int run_kept(const loom_mpi_call_t *mpi, const loom_served_repeat_t *s, s
     return rc;
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* An online tuning trial (coll_loom_autotune.c): the candidate run or handed on, timed on this
  * rank, the time reported (the trial's last call agrees on the winner with every rank). */
 static int run_trial(loom_glue_call_t *c, const loom_decision_t *d, struct ompi_communicator_t *comm,
                      mca_coll_loom_module_t *module)
 {
-    const long long t0 = now_ns();
+    const long long t0 = loom_autotune_now_ns();
     const int rc = NULL == d->algorithm ? hand_on(c, d->device, comm, module)
                                         : run_described(c, d->device, d->algorithm, d->rule, comm, module);
-    const long long ns = now_ns() - t0;
+    const long long ns = loom_autotune_now_ns() - t0;
     if (OMPI_SUCCESS != rc) return rc;
-    return loom_autotune_record(comm, module, d, ns);
+    return loom_autotune_record(comm, module, d, t0, ns);
 }
 
 int mca_coll_loom_serve(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,

@@ -144,6 +144,11 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
                      mca_coll_loom_module_t *module, const loom_repeat_t *repeat, loom_decision_t *d)
 {
     *d = (loom_decision_t){.kept = NULL};
+    /* Online tuning times a trial call's interval from the previous one's run to its entry here:
+     * what the call costs the application, less the trial's own path (this pipeline, which a
+     * kept repeat does not take; see coll_loom_autotune.c). Read only when tuning is on, and
+     * never for a kept repeat. */
+    if (mca_coll_loom_component.autotune && LOOM_BLOCKING == mpi->kind) d->tune_entry_ns = loom_autotune_now_ns();
     /* A call handed back from below while loom hands it on (blocking calls only: see
      * mca_coll_loom_module_t.handing_on) is served by loom, as a call Open MPI would get wrong
      * is: the rules pass over fallback rules and unservable forced algorithms, and its repeat

@@ -141,6 +141,7 @@ typedef struct loom_decision {
     void *own_segment; /* persistent: the segment of its own its algorithm runs on, or NULL */
     void *tune;        /* online tuning: the class whose trial this call is (step 4 times it), or NULL */
     int tune_candidate;
+    long long tune_entry_ns; /* online tuning: when the call entered the pipeline (CLOCK_MONOTONIC) */
 } loom_decision_t;
 
 /* The pipeline: describes mpi on comm into c, finds its memory kind, chooses, remembers; the

@@ -223,7 +223,8 @@ static int loom_register(void)
         "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off");
     mca_coll_loom_component.autotune_trials = 4;
     register_int(c, "autotune_trials", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_trials,
-        "Online tuning: timed calls per candidate (1-16); the first is a warm-up, the median of the rest counts");
+        "Online tuning: timed calls per candidate (1-16; 4 times as many up to 64 KiB, in two runs); the first "
+        "of each run is a warm-up, the fastest run's median counts");
     mca_coll_loom_component.autotune_candidates = 10;
     register_int(c, "autotune_candidates", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_candidates,
         "Online tuning: candidates per class (1-12): the rule table's choice, Open MPI's own, then "
@@ -234,8 +235,8 @@ static int loom_register(void)
         "measure to replace it (smaller differences are within the trial's noise)");
     mca_coll_loom_component.autotune_floor_ns = 2000;
     register_int(c, "autotune_floor_ns", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_floor_ns,
-        "Online tuning: nanoseconds per call below which the rule table's choice stands (a trial "
-        "cannot tell candidates apart there: its own path and clock reads blur them)");
+        "Online tuning: nanoseconds per call below which another candidate replaces the rule table's "
+        "choice only if twice as fast (a trial's own path changes how sub-microsecond calls run)");
     mca_coll_loom_component.autotune_max_classes = 64;
     register_int(c, "autotune_max_classes", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_max_classes,
         "Online tuning: the most (collective, size class) classes tuned per communicator (about "
