@@ -55,6 +55,9 @@ struct AllgatherArgs {
     bool in_place() const { return sendbuf == nullptr; }
 };
 
+// K-nomial trees' radix (knomial.hpp): the default where none is set, and the largest.
+constexpr std::size_t kDefaultRadix = 4, kMaxRadix = 16;
+
 // MPI_Bcast of `bytes` bytes from `root`.
 struct BcastArgs {
     void* buf;
@@ -62,6 +65,7 @@ struct BcastArgs {
     int root;
     std::size_t segment_bytes = 0;      // pipelined algorithms: bytes per segment (0: default)
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
+    std::size_t radix = 0;              // k-nomial: the tree's radix (0: default)
 };
 
 // MPI_Reduce to `root`.
@@ -72,12 +76,15 @@ struct ReduceArgs {
     Reduction op;
     int root;
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
+    std::size_t radix = 0;              // k-nomial: the tree's radix (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };
 
 // MPI_Barrier.
-struct BarrierArgs {};
+struct BarrierArgs {
+    std::size_t radix = 0; // k-nomial: the tree's radix (0: default)
+};
 
 // MPI_Alltoall: block i of sendbuf goes to rank i, block j of recvbuf comes from rank j.
 struct AlltoallArgs {
@@ -88,12 +95,14 @@ struct AlltoallArgs {
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
 
-// MPI_Scan: rank r's recvbuf gets x_0 op x_1 op ... op x_r (the inclusive prefix, in rank order).
+// MPI_Scan: rank r's recvbuf gets x_0 op x_1 op ... op x_r (the inclusive prefix, in rank order);
+// MPI_Exscan: x_0 op ... op x_{r-1} (rank 0's recvbuf is left as it was).
 struct ScanArgs {
     const void* sendbuf; // nullptr or == recvbuf: in place (recvbuf holds the input)
     void* recvbuf;
     std::size_t count;
     Reduction op;
+    std::size_t segment_bytes = 0; // pipelined algorithms: bytes per segment (0: default)
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };

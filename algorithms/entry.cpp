@@ -71,6 +71,7 @@ extern "C" const char* loom_call_as_stand_in(loom_call_t* call)
     call->leaders = instead.leaders;
     call->segment_bytes = instead.segment_bytes;
     call->buffer_bytes = instead.buffer_bytes;
+    call->radix = instead.radix;
     return instead.algorithm != nullptr ? static_cast<const Algorithm*>(instead.algorithm)->name.data() : nullptr;
 }
 
@@ -156,15 +157,18 @@ struct Dispatch {
     }
     void operator()(BcastFn f) const
     {
-        f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes, leaders()});
+        f(net, mem, BcastArgs{call.rbuf, call.count, call.root, call.segment_bytes, leaders(), call.radix});
     }
     void operator()(ReduceFn f) const
     {
-        f(net, mem, ReduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.root, leaders()});
+        f(net, mem, ReduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.root, leaders(), call.radix});
     }
-    void operator()(BarrierFn f) const { f(net, mem, BarrierArgs{}); }
+    void operator()(BarrierFn f) const { f(net, mem, BarrierArgs{call.radix}); }
     void operator()(AlltoallFn f) const { f(net, mem, AlltoallArgs{call.sbuf, call.rbuf, call.count}); }
-    void operator()(ScanFn f) const { f(net, mem, ScanArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op)}); }
+    void operator()(ScanFn f) const
+    {
+        f(net, mem, ScanArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes});
+    }
 };
 
 } // namespace

@@ -192,6 +192,7 @@ typedef struct loom_stand_in {
     const void *leaders;
     size_t segment_bytes;
     size_t buffer_bytes;
+    size_t radix;
 } loom_stand_in_t;
 
 typedef struct loom_call {
@@ -204,6 +205,7 @@ typedef struct loom_call {
     loom_reduction_t op;    /* reductions only */
     size_t segment_bytes;   /* pipelined algorithms; 0: their default */
     size_t buffer_bytes;    /* PAT's intermediate buffer; 0: its default */
+    size_t radix;           /* k-nomial trees' radix; 0: their default */
     const void *chosen;     /* set by loom_choose: the algorithm itself, so loom_run need not
                              look its name up on every call; NULL: loom_run looks it up */
     const void *leaders;    /* set by loom_choose for a hierarchical algorithm: the flat algorithm
@@ -343,7 +345,8 @@ const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, co
  * `loom-rules explain` prints them ("segment=262144, leaders=binomial", "none"): a rule's
  * segment=/buffer= value, else segment_param / buffer_param (the MCA parameters). Empty if
  * nothing was chosen. For verbose output. */
-void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, char *buf, size_t size);
+void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, size_t radix_param,
+                         char *buf, size_t size);
 /* The registry's algorithms that can serve call on comm_size ranks (its needs met: op, segment,
  * single copy, topology from the resolved rules), in registry order, less those that read a
  * rule's leaders=: at most max into out, the count returned (online tuning's candidates). */

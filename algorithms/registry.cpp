@@ -4,6 +4,7 @@
 #include "bruck.hpp"
 #include "halving_doubling.hpp"
 #include "hierarchical.hpp"
+#include "knomial.hpp"
 #include "pairwise.hpp"
 #include "pat.hpp"
 #include "recursive_doubling.hpp"
@@ -33,6 +34,7 @@ constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true,
 constexpr Reads kSegmented{.segment_size = true};
 constexpr Reads kPatBuffer{.pat_buffer = true};
 constexpr Reads kLeaders{.leaders = true};
+constexpr Reads kRadix{.radix = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -134,6 +136,8 @@ constexpr std::array kBcast = {
               "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
               BcastFn{&hierarchical_bcast}, kLeaders, "binomial"},
+    Algorithm{"knomial", Collective::bcast, "k-nomial tree from the root: up to k-1 children a level",
+              "ceil(log_k P) steps; up to (k-1) S sent per level", kAny, BcastFn{&knomial_bcast}, kRadix},
 };
 
 constexpr std::array kReduce = {
@@ -150,6 +154,9 @@ constexpr std::array kReduce = {
     Algorithm{"hierarchical", Collective::reduce, "reduce in each node to its head, then among heads to the root",
               "an intra-node shm reduce + the leaders' algorithm on N nodes (ceil(lg N) steps by default)",
               kTopologyCommutative, ReduceFn{&hierarchical_reduce}, kLeaders, "binomial"},
+    Algorithm{"knomial", Collective::reduce, "k-nomial tree to the root, parts combined in rank order; order-preserving",
+              "ceil(log_k P) steps; up to (k-1) S received and reduced per level", kAny, ReduceFn{&knomial_reduce},
+              kRadix},
 };
 
 constexpr std::array kBarrier = {
@@ -159,6 +166,8 @@ constexpr std::array kBarrier = {
               "lg P steps (+2 off powers of two); no data", kAny, BarrierFn{&recursive_doubling_barrier}},
     Algorithm{"shm", Collective::barrier, "shared memory: one flag per rank", "1 sync; no data", kOneNode,
               BarrierFn{&shm_barrier}},
+    Algorithm{"knomial", Collective::barrier, "empty k-nomial fan-in to rank 0, then fan-out",
+              "2 ceil(log_k P) steps; no data", kAny, BarrierFn{&knomial_barrier}, kRadix},
 };
 
 constexpr std::array kAlltoall = {
@@ -174,8 +183,26 @@ constexpr std::array kAlltoall = {
 };
 
 constexpr std::array kScan = {
-    Algorithm{"linear", Collective::scan, "the prefix passed rank to rank, each combining its own after it; order-preserving",
-              "P-1 steps in sequence; S sent and S reduced per rank", kAny, ScanFn{&linear_scan}},
+    Algorithm{"linear", Collective::scan,
+              "the prefix passed rank to rank in segments, each combining its own after it; order-preserving",
+              "P-1 + m-1 steps of a segment (m segments); S sent and S reduced per rank", kAny, ScanFn{&linear_scan},
+              kSegmented},
+    Algorithm{"recursive_doubling", Collective::scan,
+              "partials of aligned blocks exchanged at distance 1, 2, 4, ...; order-preserving",
+              "ceil(lg P) steps; S lg P sent, up to 2 S lg P reduced per rank", kAny,
+              ScanFn{&recursive_doubling_scan}},
+};
+
+constexpr std::array kExscan = {
+    Algorithm{"linear", Collective::exscan,
+              "the prefix passed rank to rank in segments, each keeping it and passing it on with its own after it; "
+              "order-preserving",
+              "P-1 + m-1 steps of a segment (m segments); S sent and S reduced per rank", kAny,
+              ScanFn{&linear_exscan}, kSegmented},
+    Algorithm{"recursive_doubling", Collective::exscan,
+              "partials of aligned blocks exchanged at distance 1, 2, 4, ...; order-preserving",
+              "ceil(lg P) steps; S lg P sent, up to 2 S lg P reduced per rank", kAny,
+              ScanFn{&recursive_doubling_exscan}},
 };
 
 // A family's records for another collective that runs the same schedules.
@@ -198,7 +225,7 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall, kScan);
+           kBarrier, kAlltoall, kScan, kExscan);
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

@@ -193,10 +193,12 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
     const Collective coll = algorithm.collective;
     switch (layout(coll)) {
     case Layout::vector:
-        if (!rooted(coll)) { // allreduce, scan: elementwise, so each segment is a call of its own
+        if (!rooted(coll)) { // allreduce, scan, exscan: elementwise, so each segment is a call of its own
             const std::size_t elem = call.op.elem_size;
             const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
-            stage_segments(copier, src, call.rbuf, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),
+            // exscan's rank 0 gets no result: its buffer is left as it was.
+            void* dst = coll == Collective::exscan && rank == 0 ? nullptr : call.rbuf;
+            stage_segments(copier, src, dst, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),
                            [&](std::byte* slot, std::size_t, std::size_t length) {
                                loom_call_t c = host_call(call);
                                c.sbuf = nullptr; // in place on the slot

@@ -46,6 +46,7 @@ typedef struct mca_coll_loom_component_t {
                                decision (coll_loom_repeat.c) */
     size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
+    size_t knomial_radix;   /* coll_loom_knomial_radix: k-nomial trees' radix */
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
                                at the Nth call loom's rules would serve with one */
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */

@@ -51,7 +51,7 @@ typedef struct loom_tune_class {
     const void *cand[MAX_CANDIDATES]; /* NULL: Open MPI's own (handing on) */
     /* the rule's choice (candidate 0) as the rules set it: its options and rule */
     const void *leaders;
-    size_t segment_bytes, buffer_bytes;
+    size_t segment_bytes, buffer_bytes, radix;
     char rule[40];
     long long samples[MAX_CANDIDATES][MAX_TRIALS];   /* each trial call's duration */
     long long intervals[MAX_CANDIDATES][MAX_TRIALS]; /* run start to next entry, in a candidate's run */
@@ -141,6 +141,7 @@ static void make_candidates(loom_tune_class_t *k, const loom_call_t *call, struc
     k->leaders = call->leaders;
     k->segment_bytes = call->segment_bytes;
     k->buffer_bytes = call->buffer_bytes;
+    k->radix = call->radix;
     snprintf(k->rule, sizeof(k->rule), "%s", NULL != rule ? rule : "");
     /* Open MPI's own, unless its kernel gets this op wrong (then loom must serve). */
     if (!handed_on && !call->keep_from_open_mpi && k->ncand < max) k->cand[k->ncand++] = NULL;
@@ -177,10 +178,11 @@ static void apply(const loom_tune_class_t *k, int i, loom_glue_call_t *c, loom_d
         c->core.leaders = k->leaders;
         c->core.segment_bytes = k->segment_bytes;
         c->core.buffer_bytes = k->buffer_bytes;
+        c->core.radix = k->radix;
         d->rule = TRIAL == k->state ? kTrial : (k->rule[0] ? k->rule : kMeasured);
     } else {
         c->core.leaders = NULL;
-        c->core.segment_bytes = c->core.buffer_bytes = 0;
+        c->core.segment_bytes = c->core.buffer_bytes = c->core.radix = 0;
         d->rule = TRIAL == k->state ? kTrial : kMeasured;
     }
 }

@@ -95,11 +95,18 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     size_t total = (size_t)m->count;
     int in_place = MPI_IN_PLACE == m->sbuf, has_result = 1;
+    const void *input = m->sbuf;
     switch (loom_coll_layout(m->coll)) {
-    case LOOM_LAYOUT_vector: /* allreduce, reduce, scan */
+    case LOOM_LAYOUT_vector: /* allreduce, reduce, scan, exscan */
         if (m->count < 0) return "negative count";
-        /* Only the root's receive buffer is significant in a rooted one (reduce). */
+        /* Only the root's receive buffer is significant in a rooted one (reduce). exscan's rank 0
+         * gets no result (MPI leaves its buffer undefined; loom, as Open MPI, leaves it as it
+         * was): like a reduce's non-root it only sends its input, which in place is in rbuf. */
         has_result = !loom_coll_rooted(m->coll) || rank == m->root;
+        if (LOOM_COLL_EXSCAN == m->coll && 0 == rank) {
+            has_result = 0;
+            if (in_place || m->sbuf == m->rbuf) input = m->rbuf;
+        }
         in_place = has_result && (in_place || m->sbuf == m->rbuf);
         c->core.count = total;
         c->core.root = m->root;
@@ -118,7 +125,7 @@ static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communica
         c->result_count = c->counts[rank];
         break;
     }
-    set_buffer(&c->send, in_place ? NULL : m->sbuf, m->dtype, total, LOOM_READ_ALL, 0);
+    set_buffer(&c->send, in_place ? NULL : input, m->dtype, total, LOOM_READ_ALL, 0);
     set_buffer(&c->recv, has_result ? m->rbuf : NULL, m->dtype, in_place ? total : c->result_count,
                in_place ? LOOM_READ_ALL : LOOM_READ_NONE, has_result);
     const char *why = NULL;

@@ -206,16 +206,17 @@ static inline int loom_blocking_tag(loom_coll_t coll)
 /* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
  * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
  * change them between calls). */
-static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes)
+static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes, size_t *radix)
 {
     if (0 == *segment_bytes) *segment_bytes = mca_coll_loom_component.segment_size;
     if (0 == *buffer_bytes) *buffer_bytes = mca_coll_loom_component.pat_buffer_size;
+    if (0 == *radix) *radix = mca_coll_loom_component.knomial_radix;
 }
 static inline void loom_apply_tuning(loom_call_t *call)
 {
-    loom_apply_options(&call->segment_bytes, &call->buffer_bytes);
+    loom_apply_options(&call->segment_bytes, &call->buffer_bytes, &call->radix);
     if (NULL != call->stand_in.algorithm)
-        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes);
+        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes, &call->stand_in.radix);
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 static inline int loom_to_ompi_error(int rc)

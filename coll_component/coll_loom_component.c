@@ -39,6 +39,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .output = -1,
     .segment_size = 256 * 1024,
     .pat_buffer_size = 1024 * 1024,
+    .knomial_radix = 4,
     .shm_min_calls = 16,
     .shm_pool = 4,
     .shm_max_mib = 1024,
@@ -130,6 +131,14 @@ static int loom_register(void)
         "as many blocks as fit, and blocks larger than the buffer travel in pieces",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_loom_component.pat_buffer_size);
+
+    mca_coll_loom_component.knomial_radix = 4;
+    (void)mca_base_component_var_register(
+        c, "knomial_radix",
+        "Radix of loom's k-nomial trees (knomial bcast, reduce, barrier) where a rule sets no "
+        "radix=: 2-16 (2 is a binomial tree)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.knomial_radix);
 
     mca_coll_loom_component.shm_min_calls = 16;
     (void)mca_base_component_var_register(
@@ -331,6 +340,17 @@ static void check_forced_algorithms(void)
     }
 }
 
+/* A k-nomial radix outside 2-16 is an error the user hears about (the job's first process
+ * says so); the default serves instead. */
+static void check_radix(void)
+{
+    const size_t radix = mca_coll_loom_component.knomial_radix;
+    if (radix >= 2 && radix <= 16) return;
+    if (loom_ompi_first_process())
+        opal_output(0, "coll:loom: error: MCA parameter coll_loom_knomial_radix=%zu is not 2-16; loom uses 4", radix);
+    mca_coll_loom_component.knomial_radix = 4;
+}
+
 /* Loads the user's rule file once per process. Only the job's first process prints what is
  * wrong with it (every process reads the same file), so a bad file gives one message. */
 static void load_rules(void)
@@ -362,6 +382,7 @@ static int loom_open(void)
     mca_coll_loom_component.noting = mca_coll_loom_component.verbose >= 1 || loom_trace_on();
     loom_shm_refuse(mca_coll_loom_component.shm_refuse);
     check_forced_algorithms();
+    check_radix();
     load_rules();
     loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);
     mca_coll_loom_publish_place();

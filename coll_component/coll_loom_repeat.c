@@ -73,6 +73,9 @@ void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *mo
     if (!remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
         NULL != c->core.copier || (mpi->count <= 0 && LOOM_COLL_BARRIER != mpi->coll))
         return;
+    /* A repeat takes its buffers from the call's sbuf and rbuf: not kept where the input is
+     * elsewhere (exscan's rank 0 in place reads its input from rbuf). */
+    if (NULL != c->send.user && c->send.user != mpi->sbuf) return;
     if (NULL == r->served && NULL == (r->served = malloc(sizeof(*r->served)))) return;
     loom_served_repeat_t *s = r->served;
     s->core = c->core;

@@ -24,7 +24,7 @@
 static loom_trace_event_t *events;
 static size_t capacity;
 static char *directory; /* coll_loom_trace's value, copied: Open MPI frees its own before close */
-static size_t segment_size, buffer_size; /* coll_loom_segment_size, coll_loom_pat_buffer_size at open */
+static size_t segment_size, buffer_size, radix; /* coll_loom_segment_size, _pat_buffer_size, _knomial_radix at open */
 static size_t used;                  /* taken slots (atomic); may exceed capacity: those are dropped */
 static __thread loom_trace_event_t *current; /* the thread's traced call now */
 
@@ -56,6 +56,7 @@ void loom_trace_open(void)
     used = 0;
     segment_size = mca_coll_loom_component.segment_size;
     buffer_size = mca_coll_loom_component.pat_buffer_size;
+    radix = mca_coll_loom_component.knomial_radix;
     if (NULL != events && NULL == (directory = strdup(dir))) {
         free(events);
         events = NULL;
@@ -144,6 +145,7 @@ static void set_served(loom_trace_event_t *e, const loom_call_t *call, const cha
     e->leaders = NULL != call ? call->leaders : NULL;
     e->segment_bytes = NULL != call ? call->segment_bytes : 0;
     e->buffer_bytes = NULL != call ? call->buffer_bytes : 0;
+    e->radix = NULL != call ? call->radix : 0;
 }
 
 void loom_trace_served(const loom_call_t *call, struct ompi_communicator_t *comm, const char *algorithm,
@@ -293,8 +295,9 @@ void loom_trace_close(void)
                 call.leaders = e->leaders;
                 call.segment_bytes = e->segment_bytes;
                 call.buffer_bytes = e->buffer_bytes;
+                call.radix = e->radix;
                 char options[96];
-                loom_choice_options(&call, segment_size, buffer_size, options, sizeof(options));
+                loom_choice_options(&call, segment_size, buffer_size, radix, options, sizeof(options));
                 fprintf(f, ",\"options\":");
                 put_string(f, options);
             }

@@ -25,7 +25,7 @@ typedef struct loom_trace_event {
     /* Its options, as the core call had them: formatted when the file is written
      * (loom_choice_options), not per call. */
     const void *chosen, *leaders;
-    size_t segment_bytes, buffer_bytes;
+    size_t segment_bytes, buffer_bytes, radix;
     int comm_size;
     int comm_leader;         /* loom_ompi_comm_leader: with comm_id, names the communicator */
     unsigned char kind;      /* loom_kind_t */

@@ -62,7 +62,7 @@ struct Memo {
     MemoKey key{};
     const Algorithm* algorithm = nullptr;
     const Algorithm* leaders = nullptr;
-    std::uint64_t segment_bytes = 0, buffer_bytes = 0;
+    std::uint64_t segment_bytes = 0, buffer_bytes = 0, radix = 0;
     const char* source = "";
     const char* why = "";
     bool wants_segment = false;
@@ -194,10 +194,12 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                         d.leaders,
                         d.segment_bytes,
                         d.buffer_bytes,
+                        d.radix,
                         d.source,
                         d.why,
                         d.wants_segment,
-                        {d.stand_in.algorithm, d.stand_in.leaders, d.stand_in.segment_bytes, d.stand_in.buffer_bytes}};
+                        {d.stand_in.algorithm, d.stand_in.leaders, d.stand_in.segment_bytes, d.stand_in.buffer_bytes,
+                         d.stand_in.radix}};
         }
         call->stand_in = memo.stand_in;
         call->wants_segment = memo.wants_segment ? 1 : 0;
@@ -208,6 +210,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         }
         if (memo.segment_bytes != 0) call->segment_bytes = memo.segment_bytes;
         if (memo.buffer_bytes != 0) call->buffer_bytes = memo.buffer_bytes;
+        if (memo.radix != 0) call->radix = memo.radix;
         call->leaders = memo.leaders;
         call->chosen = memo.algorithm;
         return memo.algorithm->name.data();
@@ -244,8 +247,8 @@ extern "C" const char* loom_algorithm_name(const void* algorithm)
     return algorithm != nullptr ? static_cast<const Algorithm*>(algorithm)->name.data() : nullptr;
 }
 
-extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_param, size_t buffer_param, char* buf,
-                                    size_t size)
+extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_param, size_t buffer_param,
+                                    size_t radix_param, char* buf, size_t size)
 {
     if (size == 0) return;
     buf[0] = '\0';
@@ -254,7 +257,8 @@ extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_para
     try {
         const std::string text = rules::options_text(
             *algo, call->segment_bytes != 0 ? call->segment_bytes : segment_param,
-            call->buffer_bytes != 0 ? call->buffer_bytes : buffer_param, static_cast<const Algorithm*>(call->leaders));
+            call->buffer_bytes != 0 ? call->buffer_bytes : buffer_param, call->radix != 0 ? call->radix : radix_param,
+            static_cast<const Algorithm*>(call->leaders));
         const std::size_t n = std::min(text.size(), size - 1);
         text.copy(buf, n);
         buf[n] = '\0';

@@ -117,6 +117,7 @@ Decision chosen(const Candidate& cand)
     d.algorithm = cand.algorithm;
     d.segment_bytes = cand.rule->segment_bytes;
     d.buffer_bytes = cand.rule->buffer_bytes;
+    d.radix = cand.rule->radix;
     return d;
 }
 
@@ -156,13 +157,14 @@ Call call_of(const CallFacts& f)
     return call;
 }
 
-std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes,
+std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes, std::uint64_t radix,
                          const Algorithm* leaders)
 {
     std::string text;
     auto add = [&](std::string item) { text += (text.empty() ? "" : ", ") + item; };
     if (algorithm.reads.segment_size) add("segment=" + std::to_string(segment_bytes));
     if (algorithm.reads.pat_buffer) add("buffer=" + std::to_string(buffer_bytes));
+    if (algorithm.reads.radix) add("radix=" + std::to_string(radix));
     if (algorithm.reads.leaders) add("leaders=" + std::string(leaders != nullptr ? leaders->name : "?"));
     return text.empty() ? "none" : text;
 }
@@ -179,7 +181,7 @@ Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vect
     without.keep_from_open_mpi = true;
     const Decision stand_in = decide(without, tables);
     if (stand_in.algorithm != nullptr) {
-        d.stand_in = {stand_in.algorithm, stand_in.leaders, stand_in.segment_bytes, stand_in.buffer_bytes,
+        d.stand_in = {stand_in.algorithm, stand_in.leaders, stand_in.segment_bytes, stand_in.buffer_bytes, stand_in.radix,
                       stand_in.source};
         return d;
     }

@@ -67,6 +67,7 @@ struct Decision {
     // The rule's options (0: the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
+    std::uint64_t radix = 0;
     const Rule* rule = nullptr; // the rule that decided (chosen or fallback); nullptr if forced
     const char* source = "";    // "forced", the rule's "FILE:LINE", or "" when nothing decided
     const char* why = "";       // when handed on
@@ -81,6 +82,7 @@ struct Decision {
         const Algorithm* leaders = nullptr;
         std::uint64_t segment_bytes = 0;
         std::uint64_t buffer_bytes = 0;
+        std::uint64_t radix = 0;
         const char* source = "";
     } stand_in;
 };
@@ -88,7 +90,7 @@ struct Decision {
 // The options `algorithm` runs with, as verbose output and explain print them: the ones it
 // reads (registry), each the rule's value or else the parameter's, e.g.
 // "segment=262144, leaders=recursive_doubling"; "none" if it reads none.
-std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes,
+std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes, std::uint64_t radix,
                          const Algorithm* leaders);
 
 // Decides for `call` with `tables` (resolved for the call's communicator). If `trace` is not

@@ -155,7 +155,7 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment",        "buffer", "leaders",     "nodes",
+    static const std::vector<std::string_view> keys = {"segment", "buffer",      "leaders", "radix", "nodes",
                                                        "ranks_per_node", "memory", "commutative", "ompi"};
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
@@ -180,6 +180,16 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
             p.error(vcol, "leaders must run a flat algorithm, not '" + std::string(value) + "'");
         else
             rule.leaders = std::string(value);
+    } else if (key == "radix") {
+        const Algorithm* self = find_algorithm(rule.collective, rule.algorithm);
+        if (self == nullptr || !self->reads.radix)
+            p.error(t.column, "radix= sets a k-nomial tree's radix; '" + rule.algorithm + "' has none");
+        else if (auto v = p.number(value, vcol, false)) {
+            if (*v < 2 || *v > kMaxRadix)
+                p.error(vcol, "radix must be 2.." + std::to_string(kMaxRadix) + ", found " + std::string(value));
+            else
+                rule.radix = *v;
+        }
     } else if (key == "nodes") {
         rule.nodes = p.range(value, vcol, false);
     } else if (key == "ranks_per_node") {
@@ -327,7 +337,7 @@ ParseResult parse(std::string_view text, std::string_view file)
             // Options configure one of loom's algorithms, and a fallback rule runs none: an
             // option there is a mistake worth reporting, not one to ignore silently. Match keys
             // (nodes=, memory=, ...) narrow a fallback rule like any other.
-            if (rule.is_fallback() && (key == "segment" || key == "buffer" || key == "leaders")) {
+            if (rule.is_fallback() && (key == "segment" || key == "buffer" || key == "leaders" || key == "radix")) {
                 p.error(t[i].column, std::string(kFallback) + " takes no options ('" + std::string(key) +
                                          "=' configures one of loom's algorithms)");
                 continue;

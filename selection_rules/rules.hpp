@@ -65,6 +65,7 @@ struct Rule {
     // Options handed to the algorithm (0: not set, the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
+    std::uint64_t radix = 0;
     // For a hierarchical algorithm: the flat algorithm its node leaders run ("": the rule
     // table's choice for one rank per node).
     std::string leaders;

@@ -3,7 +3,7 @@
 //
 //   mpirun -np N loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
-//                      (also allgatherv, reduce_scatter, alltoall, scan)]
+//                      (also allgatherv, reduce_scatter, alltoall, scan, exscan)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
@@ -104,7 +104,7 @@ namespace bench = loom::bench;
 const char* const kUsage =
     "usage: mpirun -np N loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "                         (also allgatherv, reduce_scatter, alltoall, scan)\n"
+    "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n";
@@ -298,7 +298,8 @@ double bus_factor(Collective c, int ranks)
     case Collective::alltoall: return p - 1;
     case Collective::bcast:
     case Collective::reduce:
-    case Collective::scan: return 1; // each rank's vector crosses one link
+    case Collective::scan:
+    case Collective::exscan: return 1; // each rank's vector crosses one link
     default: return 0;
     }
 }

@@ -105,4 +105,10 @@ int scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, 
             PERSISTENT(Scan)(sbuf, rbuf, count, type, op, comm, MPI_INFO_NULL, &request));
 }
 
+int exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    IN_FORM(MPI_Exscan(sbuf, rbuf, count, type, op, comm), MPI_Iexscan(sbuf, rbuf, count, type, op, comm, &request),
+            PERSISTENT(Exscan)(sbuf, rbuf, count, type, op, comm, MPI_INFO_NULL, &request));
+}
+
 } // namespace check

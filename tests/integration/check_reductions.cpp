@@ -180,7 +180,7 @@ Expect matmul_expect(const Setting& s, const char* collective)
     return needs_commutative(collective, s.algorithm) ? Expect::declined : Expect::served;
 }
 
-// Non-commutative matmul through `call` (allreduce or scan) at several counts; the result must
+// Non-commutative matmul through `call` (allreduce, scan or exscan) at several counts; the result must
 // be the rank-ordered product of ranks 0..last.
 void matmul_cases(const Setting& s, const char* collective, int last,
                   int (*call)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm))
@@ -406,25 +406,33 @@ void check_reduce_scatter(const Setting& s)
         fail(s, "reduce_scatter matmul: wrong block");
 }
 
-// ---- scan: rank r gets the reduction over ranks 0..r, in rank order ----
+// ---- scan and exscan: rank r gets the reduction over ranks 0..r (scan) or 0..r-1 (exscan), in
+// rank order; exscan's rank 0 gets nothing (MPI leaves its recvbuf undefined: not checked) ----
 
 namespace {
-void scan_int_ops(const Setting& s)
+using ScanCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+// Ranks whose inputs rank `rank`'s result reduces: 0 means none (exscan's rank 0).
+int prefix_ranks(const Setting& s, bool exclusive) { return exclusive ? s.rank : s.rank + 1; }
+
+void scan_int_ops(const Setting& s, const char* collective, ScanCall call, bool exclusive)
 {
     for (const OpCase& op : kIntOps) {
         const int count = 37;
         std::vector<int> send(static_cast<std::size_t>(count)), recv(static_cast<std::size_t>(count));
         for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<int>(op.op, s.rank, i);
         const std::string name = describe("", op, sizeof(int), count, false);
-        expect_call(s, "scan", Expect::served, name,
-                    [&] { scan(send.data(), recv.data(), count, MPI_INT, op.op, s.comm); });
-        if (!same<int>(recv.data(), op.op, s.rank + 1, 0, std::size_t(count))) fail(s, "scan" + name + ": wrong result");
+        expect_call(s, collective, Expect::served, name,
+                    [&] { call(send.data(), recv.data(), count, MPI_INT, op.op, s.comm); });
+        const int n = prefix_ranks(s, exclusive);
+        if (n > 0 && !same<int>(recv.data(), op.op, n, 0, std::size_t(count)))
+            fail(s, collective + name + ": wrong result");
     }
 }
-} // namespace
 
-void check_scan(const Setting& s)
+void check_prefix(const Setting& s, const char* collective, ScanCall call, bool exclusive)
 {
+    const int n = prefix_ranks(s, exclusive);
     for (OpCase op : {OpCase{MPI_SUM, "SUM"}, OpCase{MPI_MAX, "MAX"}, OpCase{MPI_PROD, "PROD"}})
         for (int count : counts_for(s.size))
             for (bool in_place : {false, true}) {
@@ -432,15 +440,29 @@ void check_scan(const Setting& s)
                 for (std::size_t i = 0; i < send.size(); ++i) send[i] = input<double>(op.op, s.rank, i);
                 if (in_place) std::copy(send.begin(), send.end(), recv.begin());
                 const std::string name = describe("", op, sizeof(double), count, in_place);
-                expect_call(s, "scan", count == 0 ? Expect::untouched : Expect::served, name, [&] {
-                    scan(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_DOUBLE, op.op, s.comm);
+                expect_call(s, collective, count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                    call(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_DOUBLE, op.op, s.comm);
                 });
-                if (!same<double>(recv.data(), op.op, s.rank + 1, 0, std::size_t(count)) ||
+                if ((n > 0 && !same<double>(recv.data(), op.op, n, 0, std::size_t(count))) ||
                     recv[std::size_t(count)] != 77.0)
-                    fail(s, "scan" + name + ": wrong result, or written past it");
+                    fail(s, collective + name + ": wrong result, or written past it");
             }
-    scan_int_ops(s);
-    matmul_cases(s, "scan", s.rank, scan);
+    scan_int_ops(s, collective, call, exclusive);
+    if (n > 0)
+        matmul_cases(s, collective, n - 1, call);
+    else { // rank 0 of exscan takes part in the same calls; its result is not checked
+        MatmulSetup mm;
+        for (int count : {1, s.size, 100, 1001}) {
+            auto send = matmul_input(s.rank, std::size_t(count));
+            std::vector<std::uint32_t> recv(send.size());
+            expect_call(s, collective, matmul_expect(s, collective), "non-commutative matmul",
+                        [&] { call(send.data(), recv.data(), count, mm.type, mm.op, s.comm); });
+        }
+    }
 }
+} // namespace
+
+void check_scan(const Setting& s) { check_prefix(s, "scan", scan, false); }
+void check_exscan(const Setting& s) { check_prefix(s, "exscan", exscan, true); }
 
 } // namespace check

@@ -50,6 +50,7 @@ const CollectiveChecks kCollectives[] = {
     {loom::Collective::barrier, check::check_barrier},
     {loom::Collective::alltoall, check::check_alltoall},
     {loom::Collective::scan, check::check_scan},
+    {loom::Collective::exscan, check::check_exscan},
 };
 static_assert(std::size(kCollectives) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

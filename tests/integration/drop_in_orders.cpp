@@ -138,6 +138,19 @@ std::unique_ptr<Persistent> make_persistent(loom::Collective c, int n, MPI_Comm 
         };
         PERSISTENT(Scan)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
         break;
+    case loom::Collective::exscan: // rank 0's result is undefined: it keeps the -1 it is given
+        x.send.resize(N), x.recv.resize(N);
+        x.fill = [&x, me](int s) {
+            for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s), x.recv[i] = -1;
+        };
+        x.expect = [N, me](int s) {
+            std::vector<int> e(N, me == 0 ? -1 : 0);
+            for (std::size_t i = 0; i < N; ++i)
+                for (int q = 0; q < me; ++q) e[i] += value(q, int(i), s);
+            return e;
+        };
+        PERSISTENT(Exscan)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
+        break;
     case loom::Collective::alltoall:
         x.send.resize(N * std::size_t(P)), x.recv.resize(N * std::size_t(P));
         x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };

@@ -109,6 +109,7 @@ extern Totals totals;
 // The checks, one function per collective (exactness_reductions.cpp, exactness_data_movement.cpp).
 void check_allreduce(const Setting& s);
 void check_scan(const Setting& s);
+void check_exscan(const Setting& s);
 void check_reduce(const Setting& s);
 void check_reduce_scatter_block(const Setting& s);
 void check_reduce_scatter(const Setting& s);

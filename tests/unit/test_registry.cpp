@@ -21,11 +21,12 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "cma", "shm"}},
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
     {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
-    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical"}},
-    {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical"}},
-    {Collective::barrier, {"bruck", "recursive_doubling", "shm"}},
+    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical", "knomial"}},
+    {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical", "knomial"}},
+    {Collective::barrier, {"bruck", "recursive_doubling", "shm", "knomial"}},
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
-    {Collective::scan, {"linear"}},
+    {Collective::scan, {"linear", "recursive_doubling"}},
+    {Collective::exscan, {"linear", "recursive_doubling"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }
@@ -131,7 +132,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
     char names[128];
     loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
-    CHECK(std::string(names) == "binomial, scatter_allgather, shm, cma, hierarchical");
+    CHECK(std::string(names) == "binomial, scatter_allgather, shm, cma, hierarchical, knomial");
     loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
     CHECK(std::string(names) == "bino");
 }

@@ -151,6 +151,21 @@ TEST_CASE("rules: every key", "[rules]")
     CHECK(same(*only_rule("allreduce * * ring ompi=5").ompi, 5, 5));
     CHECK(same(*only_rule("allreduce * 0-1K fallback ompi=4-*").ompi, 4, UINT64_MAX));
     CHECK(!only_rule("allreduce * * ring").ompi);
+    // radix= is a k-nomial tree's, 2-16.
+    CHECK(only_rule("bcast * * knomial radix=8").radix == 8);
+    CHECK(only_rule("reduce 3-* 0-4K knomial radix=2").radix == 2);
+    CHECK(only_rule("barrier * * knomial radix=16").radix == 16);
+    CHECK(only_rule("bcast * * knomial").radix == 0);
+}
+
+TEST_CASE("rules: radix= errors name the file, line and column", "[rules]")
+{
+    CHECK(only_error("bcast * * knomial radix=1") == "t.rules:2:25: error: radix must be 2..16, found 1");
+    CHECK(only_error("bcast * * knomial radix=17") == "t.rules:2:25: error: radix must be 2..16, found 17");
+    CHECK(only_error("bcast * * binomial radix=4") ==
+          "t.rules:2:20: error: radix= sets a k-nomial tree's radix; 'binomial' has none");
+    CHECK(only_error("bcast * * fallback radix=4") ==
+          "t.rules:2:20: error: fallback takes no options ('radix=' configures one of loom's algorithms)");
 }
 
 TEST_CASE("rules: ompi= errors name the file, line and column", "[rules]")
@@ -297,9 +312,10 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, fallback)"},
         {"bcast * * zzz",
          "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, cma, "
-         "hierarchical, fallback)"},
-        {"barrier * * binomial",
-         "t.rules:2:13: error: no barrier algorithm 'binomial' (valid: bruck, recursive_doubling, shm, fallback)"},
+         "hierarchical, knomial, fallback)"},
+        {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial'; did you mean 'knomial'?"},
+        {"barrier * * tree",
+         "t.rules:2:13: error: no barrier algorithm 'tree' (valid: bruck, recursive_doubling, shm, knomial, fallback)"},
         // missing columns
         {"allreduce", std::string("t.rules:2:10: error: expected a communicator-size range") + kShape},
         {"allreduce *", std::string("t.rules:2:12: error: expected a message-size range") + kShape},
@@ -352,7 +368,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
-                                          "nodes, ranks_per_node, memory, commutative, ompi)"},
+                                          "radix, nodes, ranks_per_node, memory, commutative, ompi)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},

@@ -302,11 +302,14 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
     }
     call_once(k, b);
     if (rooted(c) && reduces(c) && rank != 0) return true; // only the root gets a result
+    if (c == Collective::exscan && rank == 0) return true; // rank 0 gets none
     switch (layout(c)) {
     case Layout::vector:
         if (reduces(c)) {
             // scan: ranks 0..rank, (rank + 1)(rank + 2) / 2 (1 + i mod 5); else every rank's
-            const double sum = c == Collective::scan ? double(rank + 1) * (rank + 2) / 2 : triangle;
+            const double sum = c == Collective::scan     ? double(rank + 1) * (rank + 2) / 2
+                               : c == Collective::exscan ? double(rank) * (rank + 1) / 2
+                                                         : triangle;
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv[i] != sum * double(1 + i % 5)) return false;
             return true;

@@ -1,0 +1,184 @@
+// K-nomial trees (see knomial.hpp for the schedules, a worked example and costs).
+#include "knomial.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace loom {
+namespace {
+
+int radix_of(std::size_t radix)
+{
+    if (radix == 0) return int(kDefaultRadix);
+    return int(std::clamp<std::size_t>(radix, 2, kMaxRadix));
+}
+
+// Virtual rank v's place in the bcast tree of P ranks: its parent (-1 for the root) and its
+// children, farthest first. At most (k-1) ceil(log_k P) <= 15 x 31 children.
+struct Tree {
+    int parent = -1;
+    FixedList<int, 480> children;
+};
+
+Tree tree(int P, int v, int k)
+{
+    Tree t;
+    long long m = 1;
+    while (m < P) {
+        if (v % (k * m) != 0) {
+            t.parent = int(v - v % (k * m));
+            break;
+        }
+        m *= k;
+    }
+    for (m /= k; m >= 1; m /= k)
+        for (int j = k - 1; j >= 1; --j) // farthest first: the largest subtree
+            if (v + j * m < P) t.children.push_back(int(v + j * m));
+    return t;
+}
+
+} // namespace
+
+void knomial_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
+{
+    const int P = net.size(), k = radix_of(args.radix);
+    if (args.bytes == 0 || P == 1) return;
+    const int v = mod(net.rank() - args.root, P);
+    const Tree t = tree(P, v, k);
+    if (t.parent >= 0) {
+        net.post_recv(mod(t.parent + args.root, P), args.buf, args.bytes);
+        net.wait_all();
+    }
+    for (int c : t.children) net.post_send(mod(c + args.root, P), args.buf, args.bytes);
+    net.wait_all();
+}
+
+void knomial_barrier(Transport& net, MemoryOps&, const BarrierArgs& args)
+{
+    const int P = net.size();
+    if (P == 1) return;
+    const Tree t = tree(P, net.rank(), radix_of(args.radix));
+    std::byte none{};
+    for (int c : t.children) net.post_recv(c, &none, 0);
+    net.wait_all();
+    if (t.parent >= 0) {
+        net.post_send(t.parent, &none, 0);
+        net.wait_all();
+        net.post_recv(t.parent, &none, 0);
+        net.wait_all();
+    }
+    for (int c : t.children) net.post_send(c, &none, 0);
+    net.wait_all();
+}
+
+namespace {
+
+// This rank's part of the order-preserving reduce tree: per level (outermost first) the owners
+// it receives from with their part's place (below its own or above), and its parent.
+struct ReducePlan {
+    struct Child {
+        int rank;
+        int part; // the part's index at its level; the owner's own part is `own`
+    };
+    struct Level {
+        FixedList<Child, kMaxRadix> children;
+        int own = 0;
+    };
+    FixedList<Level, 32> levels; // only the levels where this rank owns its range
+    int parent = -1;
+};
+
+ReducePlan reduce_plan(int P, int r, int root, int k)
+{
+    ReducePlan plan;
+    int lo = 0, hi = P, owner = root;
+    while (hi - lo > 1) {
+        const int n = hi - lo, parts = std::min(k, n);
+        const BlockPartition split(std::size_t(n), parts);
+        auto first = [&](int i) { return lo + int(split.begin(i)); };
+        auto last = [&](int i) { return lo + int(split.begin(i) + split.length(i)) - 1; };
+        auto part_of = [&](int x) {
+            int i = 0;
+            while (x > last(i)) ++i;
+            return i;
+        };
+        const int j = part_of(owner), mine = part_of(r);
+        // Each other part's owner: its rank next to the owner's part.
+        auto owner_of = [&](int i) { return i == j ? owner : i < j ? last(i) : first(i); };
+        if (r == owner) {
+            ReducePlan::Level level;
+            level.own = j;
+            for (int i = 0; i < parts; ++i)
+                if (i != j) level.children.push_back({owner_of(i), i});
+            plan.levels.push_back(level);
+        } else if (r == owner_of(mine)) {
+            plan.parent = owner;
+        }
+        const int next_lo = first(mine), next_hi = last(mine) + 1; // before lo changes
+        owner = owner_of(mine);
+        lo = next_lo;
+        hi = next_hi;
+    }
+    return plan;
+}
+
+} // namespace
+
+void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
+{
+    const int P = net.size(), r = net.rank(), k = radix_of(args.radix);
+    const std::size_t es = args.op.elem_size, bytes = args.count * es;
+    if (bytes == 0) return;
+    const bool root = r == args.root;
+    const void* input = root && args.in_place() ? args.recvbuf : args.sendbuf;
+    const ReducePlan plan = reduce_plan(P, r, args.root, k);
+    if (plan.levels.empty()) { // a leaf: its input goes up as it is
+        if (root) {
+            if (!args.in_place()) mem.copy(args.recvbuf, args.sendbuf, bytes);
+        } else {
+            net.post_send(plan.parent, input, bytes);
+            net.wait_all();
+        }
+        return;
+    }
+    // acc and the received parts live in a pool of k buffers; combining "acc op theirs" leaves
+    // the result in theirs, which becomes acc.
+    std::size_t most = 0;
+    for (const auto& level : plan.levels) most = std::max(most, level.children.size());
+    std::vector<Scratch> pool;
+    pool.reserve(most + 1);
+    for (std::size_t i = 0; i <= most; ++i) pool.push_back(mem.scratch(bytes));
+    std::byte* buf[kMaxRadix];
+    for (std::size_t i = 0; i <= most; ++i) buf[i] = pool[i].get();
+    std::byte* acc = buf[most];
+    mem.copy(acc, input, bytes);
+    for (std::size_t l = plan.levels.size(); l-- > 0;) { // innermost first
+        const auto& level = plan.levels[l];
+        const std::size_t n = level.children.size();
+        // The parts' buffers: every pool buffer but acc's.
+        std::byte* into[kMaxRadix];
+        for (std::size_t i = 0, b = 0; i < n; ++i, ++b) {
+            if (buf[b] == acc) ++b;
+            into[i] = buf[b];
+        }
+        for (std::size_t i = 0; i < n; ++i) net.post_recv(level.children[i].rank, into[i], bytes);
+        net.wait_all();
+        // Rank order: the parts below, nearest first, on the left; then those above, on the right.
+        for (std::size_t i = n; i-- > 0;)
+            if (level.children[i].part < level.own) mem.reduce(args.op, into[i], acc, args.count);
+        for (std::size_t i = 0; i < n; ++i)
+            if (level.children[i].part > level.own) {
+                mem.reduce(args.op, acc, into[i], args.count); // into = acc op theirs
+                acc = into[i];
+            }
+    }
+    if (root) {
+        mem.copy(args.recvbuf, acc, bytes);
+    } else {
+        net.post_send(plan.parent, acc, bytes);
+        net.wait_all();
+    }
+}
+
+} // namespace loom

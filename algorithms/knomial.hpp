@@ -1,0 +1,43 @@
+// K-nomial trees: a binomial tree's generalization to radix k (Open MPI tuned's, UCC's and
+// MPICH's knomial). A node of the tree has up to k-1 children per level, so the tree is
+// ceil(log_k P) levels deep: fewer steps than binomial (k = 2) at the price of k-1 messages a
+// level from each inner node, which a network with many links or a fast injection rate sends
+// at once. The radix is the algorithm's option (a rule's radix=, coll_loom_knomial_radix;
+// 2..16, 4 when unset).
+//
+// Terms: P ranks, S bytes, k the radix, L = ceil(log_k P).
+//
+// Bcast. Virtual rank v = (r - root) mod P. With m the smallest power of k at which v is not
+// a multiple of k m, v's parent is v - (v mod k m) and its children are v + j m' for every
+// power m' of k below m and j = 1..k-1 (v + j m' < P), farthest first; the root's go up to
+// the largest power of k below P.
+// Worked example, P = 9, k = 3, root 0:  level 1: 0 -> 3, 6;  level 2: 0 -> 1, 2; 3 -> 4, 5;
+// 6 -> 7, 8.
+// Cost: L steps; an inner rank sends up to (k-1) S a level, the root up to (k-1) L S; every
+// other rank receives S once.
+//
+// Reduce, order-preserving. As binomial_reduce's tree, over real ranks, with the range split
+// into k parts (as even as possible) instead of two: the part holding the owner keeps it, each
+// other part gets as owner its rank next to the owner's part, and the parts recurse. Bottom
+// up, an owner receives the other parts' partial results at once and combines them in rank
+// order (lower parts on the left), so every partial result covers a contiguous range of ranks
+// and non-commutative ops are served. Cost: L steps; an owner receives and reduces up to
+// (k-1) S a level, the root up to (k-1) L S; every other rank sends S once. Memory: up to k S
+// of scratch at an inner rank (the received parts and its own), none at a leaf.
+//
+// Barrier: an empty fan-in to rank 0 over the bcast tree (reversed), then an empty fan-out:
+// 2 L steps, no data.
+//
+// Limits: any P >= 1 and root; S = 0 is a no-op; reduce never writes the sendbuf, nor the
+// recvbuf of a rank other than the root.
+#pragma once
+
+#include "collectives.hpp"
+
+namespace loom {
+
+void knomial_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
+void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
+void knomial_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);
+
+} // namespace loom
