@@ -142,17 +142,23 @@ void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
         }
         return;
     }
-    // acc and the received parts live in a pool of k buffers; combining "acc op theirs" leaves
-    // the result in theirs, which becomes acc.
+    // acc and the received parts live in a pool of buffers; at the root the pool holds its
+    // recvbuf, where acc starts. A commutative op folds every part into acc (theirs op acc, in
+    // place): the root's result is in recvbuf with no copy out. A non-commutative one folds the
+    // parts above as "acc op theirs", which leaves the result in theirs, then acc.
     std::size_t most = 0;
     for (const auto& level : plan.levels) most = std::max(most, level.children.size());
     std::vector<Scratch> pool;
     pool.reserve(most + 1);
-    for (std::size_t i = 0; i <= most; ++i) pool.push_back(mem.scratch(bytes));
-    std::byte* buf[kMaxRadix];
-    for (std::size_t i = 0; i <= most; ++i) buf[i] = pool[i].get();
-    std::byte* acc = buf[most];
-    mem.copy(acc, input, bytes);
+    std::byte* buf[kMaxRadix + 1];
+    std::size_t nbuf = 0;
+    if (root) buf[nbuf++] = static_cast<std::byte*>(args.recvbuf);
+    while (nbuf <= most) {
+        pool.push_back(mem.scratch(bytes));
+        buf[nbuf++] = pool.back().get();
+    }
+    std::byte* acc = buf[0];
+    if (acc != input) mem.copy(acc, input, bytes);
     for (std::size_t l = plan.levels.size(); l-- > 0;) { // innermost first
         const auto& level = plan.levels[l];
         const std::size_t n = level.children.size();
@@ -166,15 +172,16 @@ void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
         net.wait_all();
         // Rank order: the parts below, nearest first, on the left; then those above, on the right.
         for (std::size_t i = n; i-- > 0;)
-            if (level.children[i].part < level.own) mem.reduce(args.op, into[i], acc, args.count);
-        for (std::size_t i = 0; i < n; ++i)
+            if (level.children[i].part < level.own || args.op.commutative)
+                mem.reduce(args.op, into[i], acc, args.count);
+        for (std::size_t i = 0; i < n && !args.op.commutative; ++i)
             if (level.children[i].part > level.own) {
                 mem.reduce(args.op, acc, into[i], args.count); // into = acc op theirs
                 acc = into[i];
             }
     }
     if (root) {
-        mem.copy(args.recvbuf, acc, bytes);
+        if (acc != args.recvbuf) mem.copy(args.recvbuf, acc, bytes);
     } else {
         net.post_send(plan.parent, acc, bytes);
         net.wait_all();

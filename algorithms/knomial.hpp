@@ -23,13 +23,19 @@
 // order (lower parts on the left), so every partial result covers a contiguous range of ranks
 // and non-commutative ops are served. Cost: L steps; an owner receives and reduces up to
 // (k-1) S a level, the root up to (k-1) L S; every other rank sends S once. Memory: up to k S
-// of scratch at an inner rank (the received parts and its own), none at a leaf.
+// of scratch at an inner rank (the received parts and its own, a copy of its input), (k-1) S
+// at the root (its recvbuf holds its own part), none at a leaf. A commutative op folds every
+// part into the owner's own, so the root's result needs no copy out; a non-commutative one
+// leaves "mine op theirs" in theirs, and the root may copy S out at the end.
 //
 // Barrier: an empty fan-in to rank 0 over the bcast tree (reversed), then an empty fan-out:
 // 2 L steps, no data.
 //
 // Limits: any P >= 1 and root; S = 0 is a no-op; reduce never writes the sendbuf, nor the
-// recvbuf of a rank other than the root.
+// recvbuf of a rank other than the root. A tree for latency: its reduce holds k-1 vectors in
+// flight at an owner, so large vectors belong to binomial or reduce-scatter schedules (here, a
+// 1 MiB reduce at np 4, oversubscribed: knomial radix 4 1720 us, binomial 201; at np 2 118
+// against 97; tools/bench/RESULTS.md).
 #pragma once
 
 #include "collectives.hpp"
