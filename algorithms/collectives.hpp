@@ -25,6 +25,7 @@ struct AllreduceArgs {
     std::size_t segment_bytes = 0;      // pipelined algorithms: bytes per segment (0: default)
     std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
+    std::size_t radix = 0;              // k-nomial: the exchange's radix (0: default)
 
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };

@@ -145,7 +145,7 @@ struct Dispatch {
     {
         f(net, mem,
           AllreduceArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes, call.buffer_bytes,
-                        leaders()});
+                        leaders(), call.radix});
     }
     void operator()(ReduceScatterFn f) const
     {

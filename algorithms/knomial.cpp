@@ -188,4 +188,51 @@ void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
     }
 }
 
+void knomial_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
+{
+    const int P = net.size(), r = net.rank();
+    const std::size_t bytes = args.count * args.op.elem_size;
+    if (bytes == 0) return;
+    if (!args.in_place()) mem.copy(args.recvbuf, args.sendbuf, bytes);
+    if (P == 1) return;
+    const int k = std::min(radix_of(args.radix), P);
+    int Q = 1;
+    while (Q <= P / k) Q *= k;
+    auto* mine = static_cast<std::byte*>(args.recvbuf);
+    // Off powers of k: the ranks past Q hand their vectors to rank r mod Q and wait.
+    if (r >= Q) {
+        net.post_send(r % Q, mine, bytes);
+        net.wait_all();
+        net.post_recv(r % Q, mine, bytes);
+        net.wait_all();
+        return;
+    }
+    std::vector<Scratch> pool;
+    pool.reserve(std::size_t(k - 1));
+    for (int j = 0; j < k - 1; ++j) pool.push_back(mem.scratch(bytes));
+    for (int e = r + Q; e < P; e += Q) {
+        net.post_recv(e, pool[0].get(), bytes);
+        net.wait_all();
+        mem.reduce(args.op, pool[0].get(), mine, args.count);
+    }
+    for (int mask = 1; mask < Q; mask *= k) {
+        const int digit = r / mask % k, base = r - digit * mask;
+        // The group's vectors by position: mine where it is, the others in the pool.
+        std::byte* v[kMaxRadix];
+        for (int j = 0, b = 0; j < k; ++j) v[j] = j == digit ? mine : pool[std::size_t(b++)].get();
+        for (int j = 0; j < k; ++j)
+            if (j != digit) {
+                net.post_send(base + j * mask, mine, bytes);
+                net.post_recv(base + j * mask, v[j], bytes);
+            }
+        net.wait_all();
+        // v_0 op (v_1 op (... op v_{k-1})), the same order on every rank of the group.
+        std::byte* acc = v[k - 1];
+        for (int j = k - 2; j >= 0; --j) mem.reduce(args.op, v[j], acc, args.count);
+        if (acc != mine) mem.copy(mine, acc, bytes);
+    }
+    for (int e = r + Q; e < P; e += Q) net.post_send(e, mine, bytes);
+    net.wait_all();
+}
+
 } // namespace loom

@@ -31,6 +31,18 @@
 // Barrier: an empty fan-in to rank 0 over the bcast tree (reversed), then an empty fan-out:
 // 2 L steps, no data.
 //
+// Allreduce: recursive k-ing ("recursive multiplying", the radix-k recursive exchange of UCC's
+// and MPICH's k-nomial allreduce for small vectors). With Q = k^m the largest power of k <= P
+// (k taken as min(k, P)), ranks Q.. first send their vectors to rank r mod Q, which reduces them
+// in; then m steps, step i in groups of k ranks that differ only in base-k digit i: every rank
+// sends its whole vector to the group's k-1 others and reduces the k vectors in group order, so
+// every rank of the group gets the same bits; finally the ranks past Q get the result back.
+// Worked example, P = 9, k = 3: step 1 {0,1,2} {3,4,5} {6,7,8}; step 2 {0,3,6} {1,4,7} {2,5,8}.
+// Cost: m = floor(log_k P) steps (+2 off powers of k), each (k-1) S sent, received and reduced;
+// (k-1) S of scratch. Latency-optimal for small vectors (fewer steps than recursive doubling for
+// k > 2); the bytes grow with k. Commutative ops only (the fold of the ranks past Q, and the
+// groups' orders, reorder operands).
+//
 // Limits: any P >= 1 and root; S = 0 is a no-op; reduce never writes the sendbuf, nor the
 // recvbuf of a rank other than the root. A tree for latency: its reduce holds k-1 vectors in
 // flight at an owner, so large vectors belong to binomial or reduce-scatter schedules (here, a
@@ -45,5 +57,6 @@ namespace loom {
 void knomial_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
 void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void knomial_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);
+void knomial_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args);
 
 } // namespace loom

@@ -79,6 +79,10 @@ constexpr std::array kAllreduce = {
               "reduce-scatter in each node, allreduce of each slice across nodes, allgather in each node",
               "intra-node 2(L-1)/L S (ring) + L lanes of the leaders' algorithm on N ranks with S/L each",
               kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}, kLeaders, "recursive_doubling"},
+    Algorithm{"knomial", Collective::allreduce,
+              "recursive k-ing: whole vectors exchanged in groups of k ranks, one base-k digit a step",
+              "floor(log_k P) steps (+2 off powers of k); (k-1) S sent and reduced per step", kCommutative,
+              AllreduceFn{&knomial_allreduce}, kRadix},
 };
 
 // reduce_scatter, and the first algorithms of reduce_scatter_block.

@@ -1,7 +1,8 @@
 // Tests of the k-nomial family (algorithms/knomial.hpp) on the in-process transport: bcast and
 // order-preserving reduce for every P in comm_sizes(), radices 2, 3, 4, 8 and 16 (and 0: the
 // default), roots 0, a middle rank and P-1, in place and not, against pattern() and the
-// rank-ordered fold(), with a commutative kernel and with matmul(); the barrier lets no rank
+// rank-ordered fold(), with a commutative kernel and with matmul(); allreduce (recursive k-ing)
+// gives every rank the same bits; the barrier lets no rank
 // out before every rank has entered. The tree's depth bounds each rank's waits.
 #include "knomial.hpp"
 #include "test_support.hpp"
@@ -181,4 +182,57 @@ TEST_CASE("knomial barrier: no rank leaves before every rank has entered", "[kno
                 CHECK(stats.bytes_sent[std::size_t(r)] == 0);
             }
         }
+}
+
+namespace {
+void check_allreduce(int P, std::size_t count, const Case& c, bool in_place, std::size_t radix)
+{
+    const Reduction& op = c.op;
+    const std::size_t S = count * op.elem_size;
+    std::vector<Bytes> inputs;
+    for (int r = 0; r < P; ++r) inputs.push_back(c.input(r, count));
+    const auto expected = fold(op, inputs, count);
+    std::vector<Bytes> results(static_cast<std::size_t>(P));
+    INFO("P=" << P << " count=" << count << " in_place=" << in_place << " radix=" << radix);
+    run_ranks(P, [&](InprocTransport& net) {
+        const int r = net.rank();
+        const auto& mine = inputs[std::size_t(r)];
+        Bytes recv(S + kGuard, kCanary);
+        HostMemory mem;
+        AllreduceArgs a{nullptr, recv.data(), count, op};
+        a.radix = radix;
+        if (in_place) {
+            std::copy(mine.begin(), mine.end(), recv.begin());
+            knomial_allreduce(net, mem, a);
+        } else {
+            const auto send = mine;
+            a.sendbuf = send.data();
+            knomial_allreduce(net, mem, a);
+            LOOM_RANK_CHECK(send == mine);
+        }
+        results[std::size_t(r)] = std::move(recv);
+    });
+    for (int r = 0; r < P; ++r) {
+        INFO("rank=" << r);
+        REQUIRE(first_difference(prefix(results[std::size_t(r)], S), expected, op.elem_size) == "");
+        REQUIRE(guard_intact(results[std::size_t(r)]));
+        // Every rank gets the same bits.
+        REQUIRE(results[std::size_t(r)] == results[0]);
+    }
+}
+} // namespace
+
+TEST_CASE("knomial allreduce: int32 and double sums, every P, count and radix, in place and not",
+          "[knomial][allreduce]")
+{
+    const Case sum{kernel(LOOM_OP_SUM, LOOM_TYPE_INT32), &typed<std::int32_t>};
+    const Case dsum{kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE), &typed<double>};
+    for (int P : comm_sizes())
+        for (std::size_t radix : kRadices)
+            for (std::size_t count : counts_for(P))
+                for (bool in_place : {false, true}) {
+                    if (count > 4099 && radix != 3) continue;
+                    check_allreduce(P, count, sum, in_place, radix);
+                    if (count <= 97) check_allreduce(P, count, dsum, in_place, radix);
+                }
 }
