@@ -43,8 +43,11 @@ struct ReduceScatterArgs {
     bool in_place() const { return sendbuf == nullptr; }
 };
 
-// MPI_Allgather (and v). Rank i contributes bytes[i] bytes; the result holds all blocks in
-// rank order, densely (block i starts at bytes[0] + ... + bytes[i-1]).
+// MPI_Allgather (and v), MPI_Gather. Rank i contributes bytes[i] bytes; the result holds all
+// blocks in rank order, densely (block i starts at bytes[0] + ... + bytes[i-1]) - on every rank,
+// or for a gather (root >= 0) on the root only: another rank's recvbuf is nullptr (or, from
+// device staging, a buffer holding its own block at its place with sendbuf nullptr, which the
+// algorithm may use as scratch).
 struct AllgatherArgs {
     const void* sendbuf;                // bytes[rank] bytes; nullptr: in place, the block
                                         // is already at its place in recvbuf
@@ -52,6 +55,8 @@ struct AllgatherArgs {
     std::span<const std::size_t> bytes; // one per rank, the same on every rank
     std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
+    int root = -1;                      // gather: the rank that gets the result
+    std::size_t radix = 0;              // k-nomial: the tree's radix (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };

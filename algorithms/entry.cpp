@@ -153,7 +153,9 @@ struct Dispatch {
     }
     void operator()(AllgatherFn f) const
     {
-        f(net, mem, AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes, leaders()});
+        f(net, mem,
+          AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes, leaders(),
+                        rooted(collective_of(call)) ? call.root : -1, call.radix});
     }
     void operator()(BcastFn f) const
     {

@@ -6,51 +6,37 @@
 #include <vector>
 
 namespace loom {
-namespace {
 
-int radix_of(std::size_t radix)
+int knomial_radix(std::size_t radix)
 {
     if (radix == 0) return int(kDefaultRadix);
     return int(std::clamp<std::size_t>(radix, 2, kMaxRadix));
 }
 
-// Virtual rank v's place in the bcast tree of P ranks: its parent (-1 for the root) and its
-// children, farthest first. At most (k-1) ceil(log_k P) <= 15 x 31 children.
-struct Tree {
-    int parent = -1;
-    FixedList<int, 480> children;
-};
-
-Tree tree(int P, int v, int k)
+KnomialTree knomial_tree(int P, int v, int k)
 {
-    Tree t;
+    KnomialTree t;
     long long m = 1;
-    while (m < P) {
-        if (v % (k * m) != 0) {
-            t.parent = int(v - v % (k * m));
-            break;
-        }
-        m *= k;
-    }
+    while (m < P && v % (k * m) == 0) m *= k;
+    if (m < P) t.parent = int(v - v % (k * m));
+    t.extent = int(std::min<long long>(m, P - v));
     for (m /= k; m >= 1; m /= k)
         for (int j = k - 1; j >= 1; --j) // farthest first: the largest subtree
-            if (v + j * m < P) t.children.push_back(int(v + j * m));
+            if (v + j * m < P) t.children.push_back({int(v + j * m), int(std::min<long long>(m, P - v - j * m))});
     return t;
 }
 
-} // namespace
-
 void knomial_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
 {
-    const int P = net.size(), k = radix_of(args.radix);
+    const int P = net.size(), k = knomial_radix(args.radix);
     if (args.bytes == 0 || P == 1) return;
     const int v = mod(net.rank() - args.root, P);
-    const Tree t = tree(P, v, k);
+    const KnomialTree t = knomial_tree(P, v, k);
     if (t.parent >= 0) {
         net.post_recv(mod(t.parent + args.root, P), args.buf, args.bytes);
         net.wait_all();
     }
-    for (int c : t.children) net.post_send(mod(c + args.root, P), args.buf, args.bytes);
+    for (const auto& c : t.children) net.post_send(mod(c.vrank + args.root, P), args.buf, args.bytes);
     net.wait_all();
 }
 
@@ -58,9 +44,9 @@ void knomial_barrier(Transport& net, MemoryOps&, const BarrierArgs& args)
 {
     const int P = net.size();
     if (P == 1) return;
-    const Tree t = tree(P, net.rank(), radix_of(args.radix));
+    const KnomialTree t = knomial_tree(P, net.rank(), knomial_radix(args.radix));
     std::byte none{};
-    for (int c : t.children) net.post_recv(c, &none, 0);
+    for (const auto& c : t.children) net.post_recv(c.vrank, &none, 0);
     net.wait_all();
     if (t.parent >= 0) {
         net.post_send(t.parent, &none, 0);
@@ -68,7 +54,7 @@ void knomial_barrier(Transport& net, MemoryOps&, const BarrierArgs& args)
         net.post_recv(t.parent, &none, 0);
         net.wait_all();
     }
-    for (int c : t.children) net.post_send(c, &none, 0);
+    for (const auto& c : t.children) net.post_send(c.vrank, &none, 0);
     net.wait_all();
 }
 
@@ -127,7 +113,7 @@ ReducePlan reduce_plan(int P, int r, int root, int k)
 
 void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
-    const int P = net.size(), r = net.rank(), k = radix_of(args.radix);
+    const int P = net.size(), r = net.rank(), k = knomial_radix(args.radix);
     const std::size_t es = args.op.elem_size, bytes = args.count * es;
     if (bytes == 0) return;
     const bool root = r == args.root;
@@ -195,7 +181,7 @@ void knomial_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args
     if (bytes == 0) return;
     if (!args.in_place()) mem.copy(args.recvbuf, args.sendbuf, bytes);
     if (P == 1) return;
-    const int k = std::min(radix_of(args.radix), P);
+    const int k = std::min(knomial_radix(args.radix), P);
     int Q = 1;
     while (Q <= P / k) Q *= k;
     auto* mine = static_cast<std::byte*>(args.recvbuf);

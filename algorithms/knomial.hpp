@@ -54,6 +54,23 @@
 
 namespace loom {
 
+// The radix an algorithm runs with: `radix`, or the default for 0, within 2..kMaxRadix.
+int knomial_radix(std::size_t radix);
+
+// Virtual rank v's place in the k-nomial tree of P ranks rooted at 0 (the bcast tree above):
+// its parent (-1 at the root), the size of its subtree (the virtual ranks [v, v + extent)), and
+// its children, farthest first, each with its subtree's size. At most (k-1) ceil(log_k P) <=
+// 15 x 31 children. knomial_gather and the barrier use it too.
+struct KnomialTree {
+    struct Child {
+        int vrank, extent;
+    };
+    int parent = -1;
+    int extent = 1;
+    FixedList<Child, 480> children;
+};
+KnomialTree knomial_tree(int P, int v, int k);
+
 void knomial_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
 void knomial_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void knomial_barrier(Transport& net, MemoryOps& mem, const BarrierArgs& args);

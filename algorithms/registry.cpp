@@ -2,6 +2,7 @@
 
 #include "binomial.hpp"
 #include "bruck.hpp"
+#include "gather.hpp"
 #include "halving_doubling.hpp"
 #include "hierarchical.hpp"
 #include "knomial.hpp"
@@ -197,6 +198,16 @@ constexpr std::array kScan = {
               ScanFn{&recursive_doubling_scan}},
 };
 
+constexpr std::array kGather = {
+    Algorithm{"linear", Collective::gather, "every rank sends its block to the root, which takes them all at once",
+              "1 step; the root receives P-1 messages, S - its block", kAny, AllgatherFn{&linear_gather}},
+    Algorithm{"binomial", Collective::gather, "binomial tree to the root, each rank forwarding its subtree's blocks",
+              "ceil(lg P) steps; a rank sends its subtree's blocks once", kAny, AllgatherFn{&binomial_gather}},
+    Algorithm{"knomial", Collective::gather, "k-nomial tree to the root, up to k-1 subtrees a level",
+              "ceil(log_k P) steps; a rank sends its subtree's blocks once", kAny, AllgatherFn{&knomial_gather},
+              kRadix},
+};
+
 constexpr std::array kExscan = {
     Algorithm{"linear", Collective::exscan,
               "the prefix passed rank to rank in segments, each keeping it and passing it on with its own after it; "
@@ -229,7 +240,7 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall, kScan, kExscan);
+           kBarrier, kAlltoall, kScan, kExscan, kGather);
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

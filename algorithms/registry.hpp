@@ -92,6 +92,7 @@ constexpr bool rooted(Collective c)
 #define LOOM_PER_RANK_COUNTS_reduction_v true
 #define LOOM_PER_RANK_COUNTS_exchange false
 #define LOOM_PER_RANK_COUNTS_exchange_v true
+#define LOOM_PER_RANK_COUNTS_rooted_exchange false
 #define LOOM_PER_RANK_COUNTS_broadcast false
 #define LOOM_PER_RANK_COUNTS_sync false
 constexpr bool per_rank_counts(Collective c)

@@ -256,7 +256,9 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
     }
     case Layout::gathered: {
         // Segment i: piece i of every block; this rank's piece goes to its place in the slot,
-        // the algorithm runs in place there, and every piece goes to its place in rbuf.
+        // the algorithm runs in place there, and every piece goes to its place in rbuf - a
+        // rooted one's (gather) on the root only.
+        const bool result_here = !rooted(coll) || rank == call.root;
         const Pieces pieces(call.counts, P, 1, call.staging_bytes);
         const auto* own = call.sbuf != nullptr
                               ? static_cast<const std::byte*>(call.sbuf)
@@ -271,6 +273,7 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
             },
             [&](std::size_t i, std::byte* slot) { run_pieces_in_place(pieces, i, slot); },
             [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                if (!result_here) return;
                 std::size_t packed = 0;
                 for (int b = 0; b < P; ++b) {
                     post(dst + pieces.source(i, b), slot + packed, pieces.length(i, b));

@@ -159,9 +159,19 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count,
                    in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
         return NULL;
-    case LOOM_LAYOUT_gathered: { /* allgather(v) */
-        if (NULL == m->counts && m->count < 0) return "negative count";
+    case LOOM_LAYOUT_gathered: { /* allgather(v), gather */
         if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
+        c->core.root = m->root;
+        if (loom_coll_rooted(m->coll) && rank != m->root) {
+            /* gather's other ranks: the receive side is the root's alone (MPI leaves it
+             * undefined here); every block is the size of this rank's, as MPI requires. */
+            if (m->scount < 0) return "negative count";
+            const size_t block = (size_t)m->scount * loom_type_size(m->sdtype);
+            for (int i = 0; i < size; ++i) c->counts[i] = block;
+            set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
+            return NULL;
+        }
+        if (NULL == m->counts && m->count < 0) return "negative count";
         const size_t type_size = loom_type_size(m->dtype);
         for (int i = 0; i < size; ++i) {
             const int n = NULL != m->counts ? m->counts[i] : m->count;

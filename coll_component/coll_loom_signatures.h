@@ -56,6 +56,13 @@
       .dtype = rdtype
 #define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
+#define LOOM_PARAMS_rooted_exchange LOOM_PARAMS_exchange int root,
+#define LOOM_ARGS_rooted_exchange   LOOM_ARGS_exchange root,
+#define LOOM_FROM_rooted_exchange(c) LOOM_FROM_exchange(c)(c)->root,
+#define LOOM_RECORD_rooted_exchange LOOM_RECORD_exchange, .root = root
+#define LOOM_REPEAT_rooted_exchange(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, root, scount, sdtype, CALL_PREVIOUS)
+
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,
 #define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,

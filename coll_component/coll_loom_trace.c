@@ -82,8 +82,14 @@ static loom_trace_event_t *take(void)
 
 /* loom's message size from MPI's arguments, by the collective's layout (message_bytes' definition,
  * entry.cpp, for dense datatypes): so that handed-on calls, never described, have one too. */
-static unsigned long long mpi_bytes(const loom_mpi_call_t *m, int size)
+static unsigned long long mpi_bytes(const loom_mpi_call_t *m, int size, int rank)
 {
+    /* A gather's receive side is significant at its root only: elsewhere, P of this rank's
+     * blocks (MPI makes every block the same size). */
+    if (LOOM_LAYOUT_gathered == loom_coll_layout(m->coll) && loom_coll_rooted(m->coll) && rank != m->root)
+        return NULL != m->sdtype && m->scount > 0
+                   ? (unsigned long long)m->scount * loom_type_size(m->sdtype) * (unsigned long long)size
+                   : 0;
     const unsigned long long type = NULL != m->dtype ? loom_type_size(m->dtype) : 0;
     unsigned long long sum = 0;
     switch (loom_coll_layout(m->coll)) {
@@ -118,7 +124,7 @@ void loom_trace_enter(loom_trace_call_t *t, const loom_mpi_call_t *mpi, struct o
     current = t->event;
     if (NULL == t->event) return;
     identify(t->event, mpi->kind, mpi->coll, comm);
-    t->event->bytes = mpi_bytes(mpi, ompi_comm_size(comm));
+    t->event->bytes = mpi_bytes(mpi, ompi_comm_size(comm), ompi_comm_rank(comm));
     t->event->start_ns = now_ns();
 }
 

@@ -105,6 +105,14 @@ int scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, 
             PERSISTENT(Scan)(sbuf, rbuf, count, type, op, comm, MPI_INFO_NULL, &request));
 }
 
+int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+           MPI_Comm comm)
+{
+    IN_FORM(MPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+            MPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &request),
+            PERSISTENT(Gather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, MPI_INFO_NULL, &request));
+}
+
 int exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     IN_FORM(MPI_Exscan(sbuf, rbuf, count, type, op, comm), MPI_Iexscan(sbuf, rbuf, count, type, op, comm, &request),

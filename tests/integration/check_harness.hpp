@@ -63,6 +63,7 @@ void check_barrier(const Setting& s);
 void check_alltoall(const Setting& s);
 void check_scan(const Setting& s);
 void check_exscan(const Setting& s);
+void check_gather(const Setting& s);
 
 // Counts used by most checks: empty, one, around P, odd, and large.
 inline std::vector<int> counts_for(int size)

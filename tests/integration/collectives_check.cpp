@@ -51,6 +51,7 @@ const CollectiveChecks kCollectives[] = {
     {loom::Collective::alltoall, check::check_alltoall},
     {loom::Collective::scan, check::check_scan},
     {loom::Collective::exscan, check::check_exscan},
+    {loom::Collective::gather, check::check_gather},
 };
 static_assert(std::size(kCollectives) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

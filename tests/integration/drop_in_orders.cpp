@@ -151,6 +151,18 @@ std::unique_ptr<Persistent> make_persistent(loom::Collective c, int n, MPI_Comm 
         };
         PERSISTENT(Exscan)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
         break;
+    case loom::Collective::gather: // to the last rank; the others' receive buffers stay -1
+        x.send.resize(N), x.recv.assign(N * std::size_t(P), -1);
+        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
+        x.expect = [N, me, P](int s) {
+            std::vector<int> e(N * std::size_t(P), -1);
+            if (me == P - 1)
+                for (int q = 0; q < P; ++q)
+                    for (std::size_t i = 0; i < N; ++i) e[std::size_t(q) * N + i] = value(q, int(i), s);
+            return e;
+        };
+        PERSISTENT(Gather)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, P - 1, comm, MPI_INFO_NULL, &x.req);
+        break;
     case loom::Collective::alltoall:
         x.send.resize(N * std::size_t(P)), x.recv.resize(N * std::size_t(P));
         x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };

@@ -51,6 +51,7 @@ const CollectiveCheck kChecks[] = {
     {loom::Collective::barrier, exact::check_barrier},
     {loom::Collective::scan, exact::check_scan},
     {loom::Collective::exscan, exact::check_exscan},
+    {loom::Collective::gather, exact::check_gather},
 };
 static_assert(std::size(kChecks) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

@@ -110,6 +110,7 @@ extern Totals totals;
 void check_allreduce(const Setting& s);
 void check_scan(const Setting& s);
 void check_exscan(const Setting& s);
+void check_gather(const Setting& s);
 void check_reduce(const Setting& s);
 void check_reduce_scatter_block(const Setting& s);
 void check_reduce_scatter(const Setting& s);

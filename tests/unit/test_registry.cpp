@@ -27,6 +27,7 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
     {Collective::scan, {"linear", "recursive_doubling"}},
     {Collective::exscan, {"linear", "recursive_doubling"}},
+    {Collective::gather, {"linear", "binomial", "knomial"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }

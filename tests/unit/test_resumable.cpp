@@ -156,6 +156,7 @@ RankCall prepare(Collective c, int r, int P, int k)
         for (int i = 0; i < r; ++i) own += rc.counts[std::size_t(i)];
         rc.send = pattern(r, rc.counts[std::size_t(r)], std::size_t(k));
         rc.recv = Bytes(all, std::byte{0x5a});
+        if (rooted(c)) rc.call.root = (k + 1) % P; // gather
         rc.in_place = in_place;
         if (in_place) std::copy(rc.send.begin(), rc.send.end(), rc.recv.begin() + std::ptrdiff_t(own));
         break;

@@ -182,6 +182,7 @@ void equal_blocks(Buffers& b, int n)
 #define BENCH_ARGS_reduction_v s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM,
 #define BENCH_ARGS_exchange s, n, MPI_BYTE, d, n, MPI_BYTE,
 #define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
+#define BENCH_ARGS_rooted_exchange s, n, MPI_BYTE, d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_sync
 } // namespace
@@ -301,7 +302,8 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
     }
     call_once(k, b);
-    if (rooted(c) && reduces(c) && rank != 0) return true; // only the root gets a result
+    if (rooted(c) && (reduces(c) || layout(c) == Layout::gathered) && rank != 0)
+        return true; // only the root gets a result (reduce, gather)
     if (c == Collective::exscan && rank == 0) return true; // rank 0 gets none
     switch (layout(c)) {
     case Layout::vector:
