@@ -21,7 +21,8 @@ void linear_gather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
     const int P = net.size(), r = net.rank(), root = args.root;
     const BlockOffsets offsets(args.bytes);
     if (r != root) {
-        if (args.bytes[std::size_t(r)] != 0) net.post_send(root, own_block(args, offsets, r), args.bytes[std::size_t(r)]);
+        const std::size_t own = args.bytes[std::size_t(r)];
+        if (own != 0) net.post_send(root, own_block(args, offsets, r), own);
         net.wait_all();
         return;
     }

@@ -9,14 +9,14 @@
  * whose needs the call meets (loom_eligible_algorithms: an order-preserving one for a
  * non-commutative op, shm only with the segment made, ...), in registry order, up to
  * coll_loom_autotune_candidates. Its next calls are the trial: each candidate runs
- * coll_loom_autotune_trials calls in a row (four times as many up to 64 KiB), timed on each rank
- * (in a row, as the winner will run: an algorithm's calls after another's find the ranks, caches
- * and the segment's flags as that one left them; the first call of each run is left out of its
- * median, as a warm-up): each call's duration, and the interval from its run's start to the next
- * call's entry (see choose_winner). Inside the trial's last call - the same call on every rank, since every
- * rank makes the same calls - the ranks agree: an allreduce (MAX) of each candidate's medians, on loom's own messages over
- * the collective's tag, so every rank holds the same numbers and takes the same winner (the
- * fastest; ties to the earlier candidate), whatever its own timer said. From then on the class
+ * coll_loom_autotune_trials calls in a row (four times as many up to 64 KiB, in two passes),
+ * timed on each rank (in a row, as the winner will run: an algorithm's calls after another's find
+ * the ranks, caches and the segment's flags as that one left them; the first call of each run is
+ * left out of its median, as a warm-up): each call's duration, and the interval from its run's
+ * start to the next call's entry (see choose_winner). Inside the trial's last call - the same
+ * call on every rank, since every rank makes the same calls - the ranks agree: an allreduce (MAX)
+ * of each candidate's medians, on loom's own messages over the collective's tag, so every rank
+ * holds the same numbers and takes the same winner (choose_winner), whatever its own timer said. From then on the class
  * runs the winner, and its calls are remembered for repeats as any decided call
  * (coll_loom_fast_repeats). The trial's calls are not.
  *

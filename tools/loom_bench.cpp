@@ -3,7 +3,7 @@
 //
 //   mpirun -np N loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
-//                      (also allgatherv, reduce_scatter, alltoall, scan, exscan)]
+//                      (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
@@ -104,7 +104,7 @@ namespace bench = loom::bench;
 const char* const kUsage =
     "usage: mpirun -np N loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan)\n"
+    "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n";
@@ -293,6 +293,7 @@ double bus_factor(Collective c, int ranks)
     case Collective::allreduce: return 2 * (p - 1) / p;
     case Collective::allgather:
     case Collective::allgatherv:
+    case Collective::gather: // (P-1)/P S into the root
     case Collective::reduce_scatter_block:
     case Collective::reduce_scatter: return (p - 1) / p;
     case Collective::alltoall: return p - 1;
