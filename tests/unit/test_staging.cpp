@@ -336,6 +336,52 @@ TEST_CASE("run_staged: allgather and allgatherv, in place and not", "[staging]")
     }
 }
 
+TEST_CASE("run_staged: scan and exscan, in place and not; exscan's rank 0 keeps its buffer", "[staging]")
+{
+    for (Collective c : {Collective::scan, Collective::exscan})
+        for (bool in_place : {false, true}) {
+            const std::size_t count = 41;
+            check_collective(
+                c,
+                [&](int r, int) {
+                    RankCall rc;
+                    rc.send = as_bytes(rank_input<std::int32_t>(r, count));
+                    rc.in_place = in_place;
+                    // exscan's rank 0 gets no result: its buffer (its input, in place) must come
+                    // back as it was, staged as direct.
+                    rc.recv = in_place ? rc.send : Bytes(count * 4, std::byte{0x5a});
+                    rc.call.coll = static_cast<loom_coll_t>(c);
+                    rc.call.count = count;
+                    rc.call.op = {int_sum.elem_size, 1, int_sum.fn, int_sum.ctx, int_sum.fn3};
+                    return rc;
+                },
+                [](int, int) { return kAll; });
+        }
+}
+
+TEST_CASE("run_staged: gather to a root that is not rank 0, in place at the root and not", "[staging]")
+{
+    for (bool in_place : {false, true})
+        check_collective(
+            Collective::gather,
+            [&](int r, int P) {
+                RankCall rc;
+                const int root = 1 % P;
+                rc.counts.assign(std::size_t(P), 29);
+                rc.send = pattern(r, 29);
+                rc.in_place = in_place && r == root;
+                if (r == root) { // the others have no receive buffer, as the glue describes them
+                    rc.recv = Bytes(29 * std::size_t(P), std::byte{0x5a});
+                    if (rc.in_place)
+                        std::copy(rc.send.begin(), rc.send.end(), rc.recv.begin() + std::ptrdiff_t(29 * r));
+                }
+                rc.call.coll = LOOM_COLL_GATHER;
+                rc.call.root = root;
+                return rc;
+            },
+            [](int, int) { return kAll; });
+}
+
 TEST_CASE("run_staged: alltoall, in place and not; barrier", "[staging]")
 {
     for (bool in_place : {false, true}) {
