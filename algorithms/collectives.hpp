@@ -1,6 +1,7 @@
 // Argument records of the collectives loom implements, in element counts, MPI-free.
 #pragma once
 
+#include "loom_c_api.h"
 #include "transport.hpp"
 
 #include <algorithm>
@@ -61,8 +62,9 @@ struct AllgatherArgs {
     bool in_place() const { return sendbuf == nullptr; }
 };
 
-// K-nomial trees' radix (knomial.hpp): the default where none is set, and the largest.
-constexpr std::size_t kDefaultRadix = 4, kMaxRadix = 16;
+// K-nomial trees' radix (knomial.hpp): the default where none is set, and the largest
+// (loom_c_api.h's, which the glue's parameter check reads too).
+constexpr std::size_t kDefaultRadix = LOOM_KNOMIAL_RADIX_DEFAULT, kMaxRadix = LOOM_KNOMIAL_RADIX_MAX;
 
 // MPI_Bcast of `bytes` bytes from `root`.
 struct BcastArgs {

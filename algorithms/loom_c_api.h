@@ -233,6 +233,9 @@ typedef struct loom_call {
 } loom_call_t;
 
 /* Memory kinds of loom_call_t.memory. */
+/* The k-nomial algorithms' radix (knomial.hpp): where neither a rule nor coll_loom_knomial_radix
+ * sets one, and the largest a rule or the parameter may set (the smallest is 2). */
+enum { LOOM_KNOMIAL_RADIX_DEFAULT = 4, LOOM_KNOMIAL_RADIX_MAX = 16 };
 enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
 /* loom_call_t.form: MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init. */
 enum { LOOM_FORM_BLOCKING = 0, LOOM_FORM_NONBLOCKING = 1, LOOM_FORM_PERSISTENT = 2 };

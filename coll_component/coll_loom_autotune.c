@@ -16,9 +16,9 @@
  * start to the next call's entry (see choose_winner). Inside the trial's last call - the same
  * call on every rank, since every rank makes the same calls - the ranks agree: an allreduce (MAX)
  * of each candidate's medians, on loom's own messages over the collective's tag, so every rank
- * holds the same numbers and takes the same winner (choose_winner), whatever its own timer said. From then on the class
- * runs the winner, and its calls are remembered for repeats as any decided call
- * (coll_loom_fast_repeats). The trial's calls are not.
+ * holds the same numbers and takes the same winner (choose_winner), whatever its own timer said.
+ * From then on the class runs the winner, and its calls are remembered for repeats as any decided
+ * call (coll_loom_fast_repeats). The trial's calls are not.
  *
  * Cost: a class that never repeats runs the rule's choice (candidate 0) once, as without
  * tuning. Each trial call is described and chosen anew (~300 instructions) and runs a
@@ -402,8 +402,9 @@ void loom_autotune_finalize(int rank0)
     if (NULL != f)
         fprintf(f, "loom-rules 1\n# Learned by coll_loom_autotune on the machine it ran on: per collective, size class\n"
                    "# and communicator size, the fastest candidate, timed on the application's own calls (the\n"
-                   "# slowest rank's median, microseconds, of the calls' start-to-start intervals where they\n"
-                   "# came back to back, else of their durations). Load with --mca coll_loom_rules %s\n",
+                   "# slowest rank's median, microseconds, of the intervals from one call's run to the next\n"
+                   "# call's entry where they came back to back, else of their durations). Load with\n"
+                   "# --mca coll_loom_rules %s\n",
                 path);
     for (int i = 0; i < nlearned; ++i) {
         const learned_t *l = &learned[i];

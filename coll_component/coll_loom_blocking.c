@@ -10,7 +10,6 @@
 #include "coll_loom_call.h"
 #include "coll_loom_autotune.h"
 
-
 /* Runs `algorithm` on comm over the PML with the collective's tag. */
 static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
                mca_coll_loom_module_t *module)

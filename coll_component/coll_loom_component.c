@@ -39,7 +39,7 @@ mca_coll_loom_component_t mca_coll_loom_component = {
     .output = -1,
     .segment_size = 256 * 1024,
     .pat_buffer_size = 1024 * 1024,
-    .knomial_radix = 4,
+    .knomial_radix = LOOM_KNOMIAL_RADIX_DEFAULT,
     .shm_min_calls = 16,
     .shm_pool = 4,
     .shm_max_mib = 1024,
@@ -132,7 +132,7 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_loom_component.pat_buffer_size);
 
-    mca_coll_loom_component.knomial_radix = 4;
+    mca_coll_loom_component.knomial_radix = LOOM_KNOMIAL_RADIX_DEFAULT;
     (void)mca_base_component_var_register(
         c, "knomial_radix",
         "Radix of loom's knomial algorithms (bcast, reduce and barrier trees; allreduce's exchange "
@@ -249,7 +249,7 @@ static int loom_register(void)
     mca_coll_loom_component.autotune_max_classes = 64;
     register_int(c, "autotune_max_classes", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_max_classes,
         "Online tuning: the most (collective, size class) classes tuned per communicator (about "
-        "450 bytes each); later ones are decided by the rules");
+        "3.4 KB each, allocated as they appear); later ones are decided by the rules");
     mca_coll_loom_component.autotune_save = NULL;
     register_string(c, "autotune_save", OPAL_INFO_LVL_4, &mca_coll_loom_component.autotune_save,
         "Online tuning: a path where rank 0 writes what was learned, at MPI_Finalize, as a rule "
@@ -345,10 +345,11 @@ static void check_forced_algorithms(void)
 static void check_radix(void)
 {
     const size_t radix = mca_coll_loom_component.knomial_radix;
-    if (radix >= 2 && radix <= 16) return;
+    if (radix >= 2 && radix <= LOOM_KNOMIAL_RADIX_MAX) return;
     if (loom_ompi_first_process())
-        opal_output(0, "coll:loom: error: MCA parameter coll_loom_knomial_radix=%zu is not 2-16; loom uses 4", radix);
-    mca_coll_loom_component.knomial_radix = 4;
+        opal_output(0, "coll:loom: error: MCA parameter coll_loom_knomial_radix=%zu is not 2-%d; loom uses %d", radix,
+                    LOOM_KNOMIAL_RADIX_MAX, LOOM_KNOMIAL_RADIX_DEFAULT);
+    mca_coll_loom_component.knomial_radix = LOOM_KNOMIAL_RADIX_DEFAULT;
 }
 
 /* Loads the user's rule file once per process. Only the job's first process prints what is

@@ -151,7 +151,7 @@ static void set_served(loom_trace_event_t *e, const loom_call_t *call, const cha
     e->leaders = NULL != call ? call->leaders : NULL;
     e->segment_bytes = NULL != call ? call->segment_bytes : 0;
     e->buffer_bytes = NULL != call ? call->buffer_bytes : 0;
-    e->radix = NULL != call ? call->radix : 0;
+    e->radix = (unsigned char)(NULL != call ? call->radix : 0);
 }
 
 void loom_trace_served(const loom_call_t *call, struct ompi_communicator_t *comm, const char *algorithm,

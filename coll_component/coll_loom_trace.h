@@ -25,7 +25,7 @@ typedef struct loom_trace_event {
     /* Its options, as the core call had them: formatted when the file is written
      * (loom_choice_options), not per call. */
     const void *chosen, *leaders;
-    size_t segment_bytes, buffer_bytes, radix;
+    size_t segment_bytes, buffer_bytes;
     int comm_size;
     int comm_leader;         /* loom_ompi_comm_leader: with comm_id, names the communicator */
     unsigned char kind;      /* loom_kind_t */
@@ -34,6 +34,7 @@ typedef struct loom_trace_event {
     unsigned char untimed;   /* 1: its end is the call's return, not its completion (a non-blocking
                                 call handed on: the next component's request completes it) */
     unsigned char start;     /* 1: an MPI_Start of a persistent request */
+    unsigned char radix;     /* the k-nomial radix (2-16; 0: none), in a byte: an event stays 264 */
     char comm_name[32];
     char rule[40]; /* the rule that chose it (file:line), or "" */
     char why[96];  /* handed on: why */
