@@ -88,35 +88,12 @@ void allgatherv_case(const Setting& s, const std::vector<int>& counts, const std
              });
 }
 
-void allgather_case(const Setting& s, Side send_side, Side recv_side, bool in_place)
+// MPI_Allgather (root < 0), or MPI_Gather to `root`: every receive buffer, or the root's, gets
+// every block; a gather's other ranks (passing real buffers with the root's receive arguments)
+// must leave theirs untouched, and only the root may be in place.
+void gathered_case(const Setting& s, int root, Side send_side, Side recv_side, bool in_place)
 {
-    const std::size_t P = std::size_t(s.size), block = recv_side.bytes();
-    Buffer recv("receive buffer", P * block, 2 + unsigned(s.rank) * 8);
-    std::unique_ptr<Buffer> send;
-    if (in_place)
-        put_block(recv, std::size_t(s.rank) * block, recv_side, s.rank, -1);
-    else {
-        send = std::make_unique<Buffer>("send buffer", send_side.bytes(), 1 + unsigned(s.rank) * 8);
-        put_block(*send, 0, send_side, s.rank, -1);
-        send->part("send block", 0, std::size_t(send_side.count), send_side.shape);
-        send->freeze();
-    }
-    for (std::size_t r = 0; r < P; ++r)
-        recv.part("block", r * block, std::size_t(recv_side.count), recv_side.shape, "of rank " + std::to_string(r));
-    recv.freeze();
-    for (std::size_t r = 0; r < P; ++r) expect_block(recv, r * block, recv_side, int(r), -1);
-    run_case(s, describe(send_side, recv_side, in_place), kind_of(send_side, recv_side, in_place),
-             P * recv_side.ints() * 4, {send.get(), &recv}, [&] {
-                 MPI_Allgather(in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_side.shape),
-                               recv.body(), recv_side.count, mpi_type(recv_side.shape), s.comm);
-             });
-}
-
-// MPI_Gather to `root`: the root's receive buffer gets every block, the other ranks' (passed
-// as real buffers, with the root's receive arguments) stays untouched; in place only at the root.
-void gather_case(const Setting& s, int root, Side send_side, Side recv_side, bool in_place)
-{
-    const bool is_root = s.rank == root, here_in_place = in_place && is_root;
+    const bool has_result = root < 0 || s.rank == root, here_in_place = in_place && has_result;
     const std::size_t P = std::size_t(s.size), block = recv_side.bytes();
     Buffer recv("receive buffer", P * block, 2 + unsigned(s.rank) * 8);
     std::unique_ptr<Buffer> send;
@@ -131,13 +108,18 @@ void gather_case(const Setting& s, int root, Side send_side, Side recv_side, boo
     for (std::size_t r = 0; r < P; ++r)
         recv.part("block", r * block, std::size_t(recv_side.count), recv_side.shape, "of rank " + std::to_string(r));
     recv.freeze();
-    if (is_root)
+    if (has_result)
         for (std::size_t r = 0; r < P; ++r) expect_block(recv, r * block, recv_side, int(r), -1);
-    run_case(s, describe(send_side, recv_side, in_place) + " root=" + std::to_string(root),
-             kind_of(send_side, recv_side, in_place), P * recv_side.ints() * 4, {send.get(), &recv}, [&] {
-                 MPI_Gather(here_in_place ? MPI_IN_PLACE : send->body(), send_side.count, mpi_type(send_side.shape),
-                            recv.body(), recv_side.count, mpi_type(recv_side.shape), root, s.comm);
-             });
+    const std::string what = describe(send_side, recv_side, in_place) + (root < 0 ? "" : " root=" + std::to_string(root));
+    run_case(s, what, kind_of(send_side, recv_side, in_place), P * recv_side.ints() * 4, {send.get(), &recv}, [&] {
+        const void* sbuf = here_in_place ? MPI_IN_PLACE : send->body();
+        if (root < 0)
+            MPI_Allgather(sbuf, send_side.count, mpi_type(send_side.shape), recv.body(), recv_side.count,
+                          mpi_type(recv_side.shape), s.comm);
+        else
+            MPI_Gather(sbuf, send_side.count, mpi_type(send_side.shape), recv.body(), recv_side.count,
+                       mpi_type(recv_side.shape), root, s.comm);
+    });
 }
 
 // The root passes root_side, every other rank other_side (same signature).
@@ -199,12 +181,12 @@ std::vector<int> roots_of(int size)
 void check_allgather(const Setting& s)
 {
     for (int count : counts_for(s.size))
-        for (bool in_place : {false, true}) allgather_case(s, {count, Shape::ints}, {count, Shape::ints}, in_place);
+        for (bool in_place : {false, true}) gathered_case(s, -1, {count, Shape::ints}, {count, Shape::ints}, in_place);
     for (int k : {1, 37}) {
-        allgather_case(s, {2 * k, Shape::ints}, {k, Shape::vector}, false);
-        allgather_case(s, {k, Shape::padded}, {k, Shape::vector}, false);
-        allgather_case(s, {k, Shape::vector}, {k, Shape::padded}, false);
-        allgather_case(s, {k, Shape::vector}, {k, Shape::vector}, true);
+        gathered_case(s, -1, {2 * k, Shape::ints}, {k, Shape::vector}, false);
+        gathered_case(s, -1, {k, Shape::padded}, {k, Shape::vector}, false);
+        gathered_case(s, -1, {k, Shape::vector}, {k, Shape::padded}, false);
+        gathered_case(s, -1, {k, Shape::vector}, {k, Shape::vector}, true);
     }
 }
 
@@ -213,11 +195,11 @@ void check_gather(const Setting& s)
     for (int root : roots_of(s.size)) {
         for (int count : counts_for(s.size))
             for (bool in_place : {false, true})
-                gather_case(s, root, {count, Shape::ints}, {count, Shape::ints}, in_place);
+                gathered_case(s, root, {count, Shape::ints}, {count, Shape::ints}, in_place);
         for (int k : {1, 37}) {
-            gather_case(s, root, {2 * k, Shape::ints}, {k, Shape::vector}, false);
-            gather_case(s, root, {k, Shape::padded}, {k, Shape::vector}, false);
-            gather_case(s, root, {k, Shape::vector}, {k, Shape::vector}, true);
+            gathered_case(s, root, {2 * k, Shape::ints}, {k, Shape::vector}, false);
+            gathered_case(s, root, {k, Shape::padded}, {k, Shape::vector}, false);
+            gathered_case(s, root, {k, Shape::vector}, {k, Shape::vector}, true);
         }
     }
 }
