@@ -6,9 +6,6 @@
 
 #include "loom_catch.hpp"
 
-#include <atomic>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 using namespace loom;
@@ -160,29 +157,17 @@ TEST_CASE("bruck alltoall: every P, block bytes 0, 1, 7, 64 and a large block", 
 
 TEST_CASE("bruck barrier: no rank leaves before every rank has entered", "[bruck][barrier]")
 {
-    using namespace std::chrono_literals;
     constexpr int kRounds = 3;
     for (int P : comm_sizes()) {
-        std::atomic<int> entered{0};
-        std::vector<std::vector<int>> seen(std::size_t(P), std::vector<int>(kRounds, -1));
-        const auto stats = run_ranks(P, [&](InprocTransport& net) {
-            const int r = net.rank();
-            HostMemory mem;
-            for (int round = 0; round < kRounds; ++round) {
-                // A different late rank each round, so a barrier that waits for too few
-                // ranks lets some rank through before it arrives.
-                if (r == (round * 7 + P / 2) % P) std::this_thread::sleep_for(2ms);
-                entered.fetch_add(1);
-                bruck_barrier(net, mem, BarrierArgs{});
-                seen[std::size_t(r)][std::size_t(round)] = entered.load();
-            }
+        const auto run = barrier_rounds(P, kRounds, [](InprocTransport& net, MemoryOps& mem) {
+            bruck_barrier(net, mem, BarrierArgs{});
         });
         for (int r = 0; r < P; ++r) {
             INFO("P=" << P << " rank=" << r);
             for (int round = 0; round < kRounds; ++round)
-                CHECK(seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
-            CHECK(stats.messages_sent[std::size_t(r)] == std::size_t(kRounds * ceil_lg(P)));
-            CHECK(stats.bytes_sent[std::size_t(r)] == 0);
+                CHECK(run.seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
+            CHECK(run.stats.messages_sent[std::size_t(r)] == std::size_t(kRounds * ceil_lg(P)));
+            CHECK(run.stats.bytes_sent[std::size_t(r)] == 0);
         }
     }
 }

@@ -9,11 +9,8 @@
 
 #include "loom_catch.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <set>
-#include <thread>
 #include <vector>
 
 using namespace loom;
@@ -157,29 +154,17 @@ TEST_CASE("knomial reduce keeps rank order: matmul, every P, root and radix", "[
 
 TEST_CASE("knomial barrier: no rank leaves before every rank has entered", "[knomial][barrier]")
 {
-    using namespace std::chrono_literals;
     constexpr int kRounds = 3;
     for (std::size_t radix : {std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(16)})
         for (int P : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33}) {
-            std::atomic<int> entered{0};
-            std::vector<std::vector<int>> seen(std::size_t(P), std::vector<int>(kRounds, -1));
-            const auto stats = run_ranks(P, [&](InprocTransport& net) {
-                const int r = net.rank();
-                HostMemory mem;
-                for (int round = 0; round < kRounds; ++round) {
-                    // A different late rank each round, so a barrier that waits for too few ranks
-                    // lets some rank through before it arrives.
-                    if (r == (round * 7 + P / 2) % P) std::this_thread::sleep_for(2ms);
-                    entered.fetch_add(1);
-                    knomial_barrier(net, mem, BarrierArgs{radix});
-                    seen[std::size_t(r)][std::size_t(round)] = entered.load();
-                }
+            const auto run = barrier_rounds(P, kRounds, [radix](InprocTransport& net, MemoryOps& mem) {
+                knomial_barrier(net, mem, BarrierArgs{radix});
             });
             for (int r = 0; r < P; ++r) {
                 INFO("P=" << P << " radix=" << radix << " rank=" << r);
                 for (int round = 0; round < kRounds; ++round)
-                    CHECK(seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
-                CHECK(stats.bytes_sent[std::size_t(r)] == 0);
+                    CHECK(run.seen[std::size_t(r)][std::size_t(round)] >= (round + 1) * P);
+                CHECK(run.stats.bytes_sent[std::size_t(r)] == 0);
             }
         }
 }

@@ -15,11 +15,14 @@
 #include "transport.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <span>
+#include <thread>
 #include <vector>
 
 namespace loom::test {
@@ -194,4 +197,30 @@ inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vecto
     return run;
 }
 
+// A barrier's rounds on P ranks, a different rank 2 ms late in each round (so a barrier that
+// waits for too few ranks lets some rank through before it arrives): for each rank and round,
+// how many ranks had entered when it left - every rank of every round so far, (round + 1) P, if
+// the barrier holds - and the transport's counts.
+struct BarrierRounds {
+    std::vector<std::vector<int>> seen; // [rank][round]
+    RunStats stats;
+};
+inline BarrierRounds barrier_rounds(int P, int rounds, const std::function<void(InprocTransport&, MemoryOps&)>& barrier)
+{
+    std::atomic<int> entered{0};
+    BarrierRounds out{std::vector<std::vector<int>>(std::size_t(P), std::vector<int>(std::size_t(rounds), -1)), {}};
+    out.stats = run_ranks(P, [&](InprocTransport& net) {
+        const int r = net.rank();
+        HostMemory mem;
+        for (int round = 0; round < rounds; ++round) {
+            if (r == (round * 7 + P / 2) % P) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            entered.fetch_add(1);
+            barrier(net, mem);
+            out.seen[std::size_t(r)][std::size_t(round)] = entered.load();
+        }
+    });
+    return out;
+}
+
 } // namespace loom::test
+
