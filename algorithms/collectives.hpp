@@ -62,6 +62,10 @@ struct AllgatherArgs {
     bool in_place() const { return sendbuf == nullptr; }
 };
 
+// Pipelined algorithms' segment where the call sets none (ring_pipelined allreduce, the linear
+// scans): coll_loom_segment_size's default.
+constexpr std::size_t kDefaultSegmentBytes = std::size_t(256) << 10;
+
 // K-nomial trees' radix (knomial.hpp): the default where none is set, and the largest
 // (loom_c_api.h's, which the glue's parameter check reads too).
 constexpr std::size_t kDefaultRadix = LOOM_KNOMIAL_RADIX_DEFAULT, kMaxRadix = LOOM_KNOMIAL_RADIX_MAX;

@@ -64,7 +64,7 @@ void knomial_gather_radix(Transport& net, MemoryOps& mem, const AllgatherArgs& a
     // else in scratch.
     const std::size_t total = span(v, v + t.extent);
     const bool direct = root == 0 && r == 0;
-    Scratch scratch = direct ? Scratch(nullptr, [](std::byte*) {}) : mem.scratch(total);
+    Scratch scratch = direct ? no_scratch() : mem.scratch(total);
     std::byte* buf = direct ? static_cast<std::byte*>(args.recvbuf) : scratch.get();
     if (own_bytes != 0 && !(direct && args.in_place())) mem.copy(buf, own, own_bytes);
     for (const auto& c : t.children) {

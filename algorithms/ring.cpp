@@ -165,10 +165,6 @@ void ring_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 // Limits: commutative op (as the plain ring); results are bit-identical on all ranks.
 // Memory: in place, two segments of scratch; out of place, none (received segments land in
 // the result buffer and the input is reduced into them).
-namespace {
-constexpr std::size_t kDefaultSegmentBytes = std::size_t(256) << 10;
-} // namespace
-
 void ring_pipelined_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
     const int P = net.size();

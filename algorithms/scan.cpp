@@ -7,8 +7,6 @@ namespace loom {
 
 namespace {
 
-constexpr std::size_t kDefaultSegmentBytes = std::size_t(256) << 10; // as coll_loom_segment_size
-
 std::byte* at(void* p, std::size_t off) { return static_cast<std::byte*>(p) + off; }
 const std::byte* at(const void* p, std::size_t off) { return static_cast<const std::byte*>(p) + off; }
 
@@ -37,7 +35,7 @@ void linear_scan(Transport& net, MemoryOps& mem, const ScanArgs& args)
     if (!args.in_place()) mem.copy(args.recvbuf, args.sendbuf, bytes);
     const Segments seg(args);
     const std::size_t m = seg.number();
-    Scratch prefix = me > 0 ? mem.scratch(std::min(bytes, seg.elems * seg.es)) : Scratch(nullptr, [](std::byte*) {});
+    Scratch prefix = me > 0 ? mem.scratch(std::min(bytes, seg.elems * seg.es)) : no_scratch();
     for (std::size_t i = 0; i <= m; ++i) {
         if (me > 0 && i < m) net.post_recv(me - 1, prefix.get(), seg.length(i) * seg.es);
         if (me + 1 < P && i > 0) net.post_send(me + 1, at(args.recvbuf, seg.offset(i - 1)), seg.length(i - 1) * seg.es);
@@ -59,9 +57,8 @@ void linear_exscan(Transport& net, MemoryOps& mem, const ScanArgs& args)
     const Segments seg(args);
     const std::size_t m = seg.number(), seg_bytes = std::min(bytes, seg.elems * seg.es);
     const bool middle = me > 0 && me + 1 < P;
-    auto none = [](std::byte*) {};
-    Scratch prefix = middle ? mem.scratch(seg_bytes) : Scratch(nullptr, none);
-    Scratch out = middle ? mem.scratch(seg_bytes) : Scratch(nullptr, none);
+    Scratch prefix = middle ? mem.scratch(seg_bytes) : no_scratch();
+    Scratch out = middle ? mem.scratch(seg_bytes) : no_scratch();
     for (std::size_t i = 0; i <= m; ++i) {
         const bool recv = me > 0 && i < m, send = me + 1 < P && i > 0;
         void* into = middle ? static_cast<void*>(prefix.get()) : static_cast<void*>(at(args.recvbuf, seg.offset(i)));

@@ -30,11 +30,6 @@ constexpr std::size_t kWholeReduceBytes = 4 * 1024 * 1024;
 auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
 auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 
-Scratch no_scratch()
-{
-    return Scratch(nullptr, [](std::byte*) {});
-}
-
 // The segment of the call's turn (every cma entry holds one: the segment's syncs serve one
 // call at a time, ShmTurns), which must have single copy on (the registry's needs;
 // only a direct call from a test can get here without).

@@ -90,6 +90,8 @@ struct Reduction {
 // Scratch memory owned by the algorithm for the duration of one call. The deleter is a plain
 // function pointer so each memory kind frees its own allocations (host free, cudaFreeHost...).
 using Scratch = std::unique_ptr<std::byte[], void (*)(std::byte*)>;
+// No scratch: for a rank that needs none where others allocate.
+inline Scratch no_scratch() { return Scratch(nullptr, [](std::byte*) {}); }
 
 // Local data movement on one memory kind. HostMemory is the default; a CUDA implementation
 // lives in cuda/.
