@@ -119,6 +119,34 @@ struct ScanArgs {
     bool in_place() const { return sendbuf == nullptr || sendbuf == recvbuf; }
 };
 
+// MPI_Scatter (and v): the root's sendbuf holds every rank's block in rank order, densely (block i
+// of bytes[i] bytes starts at bytes[0] + ... + bytes[i-1]); rank i's recvbuf gets block i.
+// MPI_Scatterv's other ranks know only their own count: there bytes[j] for j != rank is 0, and
+// the algorithms listed for scatterv read only their own entry away from the root.
+struct ScatterArgs {
+    const void* sendbuf;                // the root: sum(bytes) bytes; nullptr elsewhere
+    void* recvbuf;                      // bytes[rank] bytes; at the root nullptr means in
+                                        // place (its block stays in sendbuf)
+    std::span<const std::size_t> bytes; // one per rank
+    int root = 0;
+    std::size_t radix = 0; // k-nomial: the tree's radix (0: default)
+
+    bool root_in_place() const { return recvbuf == nullptr; } // meaningful at the root only
+};
+
+// MPI_Alltoallv (and w): block i of sendbuf (send_bytes[i] bytes) goes to rank i, block j of
+// recvbuf (recv_bytes[j] bytes) comes from rank j; each buffer's blocks lie end to end in rank
+// order (the glue packs gapped or reordered displacements into such a view). A rank knows only
+// its own counts; MPI requires send_bytes[i] here == recv_bytes[rank] on rank i.
+struct AlltoallvArgs {
+    const void* sendbuf; // nullptr: in place (recvbuf holds the input; send_bytes == recv_bytes)
+    void* recvbuf;
+    std::span<const std::size_t> send_bytes, recv_bytes; // one per rank each
+    std::size_t max_requests = 0; // linear: requests in flight per direction (0: default)
+
+    bool in_place() const { return sendbuf == nullptr; }
+};
+
 // `count` elements split into `parts` blocks as evenly as possible: the first count % parts
 // blocks hold one element more. Blocks may be empty when count < parts.
 class BlockPartition {
