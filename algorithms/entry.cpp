@@ -114,18 +114,23 @@ std::size_t sum(const std::size_t* counts, int n)
 //   vector     the vector: count units (allreduce, reduce, scan, bcast)
 //   split      the whole input vector: sum(counts) units (reduce_scatter)
 //   gathered   the whole gathered vector: sum(counts) units (allgather)
+//   scattered  the whole scattered vector: sum(counts) units (scatter)
 //   per_peer   one block: what each rank sends to each peer (alltoall)
 //   none       0 (barrier)
-// A unit is an element of the op for a reduction, a byte otherwise.
+// A unit is an element of the op for a reduction, a byte otherwise. Where only the root knows
+// every count (gatherv, scatterv) it is 0: the size must be one that every rank knows, so that
+// every rank chooses alike, and their rules can choose by the communicator alone.
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     const Collective c = collective_of(call);
+    if (counts_at_root_only(c)) return 0;
     const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
     switch (layout(c)) {
     case Layout::vector:
     case Layout::per_peer: return call.count * unit;
     case Layout::split:
-    case Layout::gathered: return sum(call.counts, comm_size) * unit;
+    case Layout::gathered:
+    case Layout::scattered: return sum(call.counts, comm_size) * unit;
     case Layout::none: return 0;
     }
     return 0;
@@ -171,6 +176,7 @@ struct Dispatch {
     {
         f(net, mem, ScanArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes});
     }
+    void operator()(ScatterFn f) const { f(net, mem, ScatterArgs{call.sbuf, call.rbuf, counts(), call.root, call.radix}); }
 };
 
 } // namespace

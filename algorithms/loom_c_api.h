@@ -142,13 +142,26 @@ typedef enum loom_coll {
     LOOM_COLL_COUNT
 } loom_coll_t;
 
-/* collectives.def's `reduces` and `rooted` of coll, as bits. */
-enum { LOOM_COLL_REDUCES = 1, LOOM_COLL_ROOTED = 2 };
+/* Whether a signature class (collectives.def) gives a count per rank rather than one for all. */
+#define LOOM_PER_RANK_COUNTS_reduction 0
+#define LOOM_PER_RANK_COUNTS_rooted_reduction 0
+#define LOOM_PER_RANK_COUNTS_reduction_v 1
+#define LOOM_PER_RANK_COUNTS_exchange 0
+#define LOOM_PER_RANK_COUNTS_exchange_v 1
+#define LOOM_PER_RANK_COUNTS_rooted_exchange 0
+#define LOOM_PER_RANK_COUNTS_rooted_exchange_v 1
+#define LOOM_PER_RANK_COUNTS_scatter_v 1
+#define LOOM_PER_RANK_COUNTS_broadcast 0
+#define LOOM_PER_RANK_COUNTS_sync 0
+
+/* collectives.def's `reduces` and `rooted` of coll and its signature's per-rank counts, as bits. */
+enum { LOOM_COLL_REDUCES = 1, LOOM_COLL_ROOTED = 2, LOOM_COLL_PER_RANK_COUNTS = 4 };
 static inline unsigned loom_coll_traits(loom_coll_t coll)
 {
     static const unsigned char traits[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
-    (unsigned char)((reduces) ? LOOM_COLL_REDUCES : 0) | ((rooted) ? LOOM_COLL_ROOTED : 0),
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi)                 \
+    (unsigned char)((reduces) ? LOOM_COLL_REDUCES : 0) | ((rooted) ? LOOM_COLL_ROOTED : 0) | \
+        (LOOM_PER_RANK_COUNTS_##signature ? LOOM_COLL_PER_RANK_COUNTS : 0),
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     };
@@ -157,6 +170,12 @@ static inline unsigned loom_coll_traits(loom_coll_t coll)
 /* 1 if coll combines data with an op; 1 if it has a root. */
 static inline int loom_coll_reduces(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_REDUCES); }
 static inline int loom_coll_rooted(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_ROOTED); }
+/* 1 if only coll's root knows every rank's count (gatherv, scatterv): rooted, with per-rank counts. */
+static inline int loom_coll_counts_at_root_only(loom_coll_t coll)
+{
+    return (LOOM_COLL_ROOTED | LOOM_COLL_PER_RANK_COUNTS) ==
+           (loom_coll_traits(coll) & (LOOM_COLL_ROOTED | LOOM_COLL_PER_RANK_COUNTS));
+}
 
 /* What each rank's buffers hold: collectives.def's `layout` column, which says what each means. */
 typedef enum loom_layout {
@@ -164,6 +183,7 @@ typedef enum loom_layout {
     LOOM_LAYOUT_split,
     LOOM_LAYOUT_gathered,
     LOOM_LAYOUT_per_peer,
+    LOOM_LAYOUT_scattered,
     LOOM_LAYOUT_none
 } loom_layout_t;
 static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
@@ -182,6 +202,7 @@ static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
  *   split      counts[i] units in rank i's block
  *   gathered   counts[i] units contributed by rank i (dense, rank order)
  *   per_peer   count units per block
+ *   scattered  counts[i] units for rank i (dense, rank order), sent from the root
  *   none       nothing
  * sbuf == NULL means in place. */
 /* What serves a call decided while its communicator's segment is PENDING if the set-up fails

@@ -60,6 +60,7 @@ enum class Layout : int {
     split = LOOM_LAYOUT_split,
     gathered = LOOM_LAYOUT_gathered,
     per_peer = LOOM_LAYOUT_per_peer,
+    scattered = LOOM_LAYOUT_scattered,
     none = LOOM_LAYOUT_none,
 };
 
@@ -86,25 +87,23 @@ constexpr bool rooted(Collective c)
 }
 
 // Whether the collective's MPI signature gives a count per rank (collectives.def's signature
-// classes reduction_v and exchange_v: reduce_scatter, allgatherv) rather than one for all.
-#define LOOM_PER_RANK_COUNTS_reduction false
-#define LOOM_PER_RANK_COUNTS_rooted_reduction false
-#define LOOM_PER_RANK_COUNTS_reduction_v true
-#define LOOM_PER_RANK_COUNTS_exchange false
-#define LOOM_PER_RANK_COUNTS_exchange_v true
-#define LOOM_PER_RANK_COUNTS_rooted_exchange false
-#define LOOM_PER_RANK_COUNTS_broadcast false
-#define LOOM_PER_RANK_COUNTS_sync false
+// classes reduction_v, exchange_v, rooted_exchange_v, scatter_v: reduce_scatter, allgatherv,
+// gatherv, scatterv) rather than one for all.
 constexpr bool per_rank_counts(Collective c)
 {
     switch (c) {
 #define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
-    case Collective::name: return LOOM_PER_RANK_COUNTS_##signature;
+    case Collective::name: return LOOM_PER_RANK_COUNTS_##signature != 0;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     }
     return false;
 }
+
+// Whether only the root knows every rank's count (gatherv, scatterv): the other ranks know their
+// own. Their message size is then no rank's to choose by (message_bytes: 0), and an algorithm
+// listed for them reads only its own count away from the root.
+constexpr bool counts_at_root_only(Collective c) { return rooted(c) && per_rank_counts(c); }
 
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
@@ -155,8 +154,9 @@ using ReduceFn = void (*)(Transport&, MemoryOps&, const ReduceArgs&);
 using BarrierFn = void (*)(Transport&, MemoryOps&, const BarrierArgs&);
 using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
 using ScanFn = void (*)(Transport&, MemoryOps&, const ScanArgs&);
-using Runner =
-    std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn>;
+using ScatterFn = void (*)(Transport&, MemoryOps&, const ScatterArgs&);
+using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn,
+                            ScatterFn>;
 
 struct Algorithm {
     std::string_view name; // user-facing, e.g. in coll_loom_allreduce_algorithm

@@ -282,6 +282,42 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
             });
         return;
     }
+    case Layout::scattered: {
+        // Segment i: piece i of every block. The root packs them into its slot and scatters from
+        // there (in place on the slot: its own piece stays); every rank's piece goes from its slot
+        // to its place in rbuf (the root's unless MPI_IN_PLACE, where rbuf is null).
+        const bool root = rank == call.root;
+        const Pieces pieces(call.counts, P, 1, call.staging_bytes);
+        const auto* src = static_cast<const std::byte*>(call.sbuf);
+        auto* dst = static_cast<std::byte*>(call.rbuf);
+        auto own_at = [&](std::size_t i) { // this rank's piece in segment i's slot
+            std::size_t packed = 0;
+            for (int b = 0; root && b < rank; ++b) packed += pieces.length(i, b);
+            return packed;
+        };
+        stage_pipeline(
+            copier, pieces.segments, pieces.slot_units,
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                if (!root) return;
+                std::size_t packed = 0;
+                for (int b = 0; b < P; ++b) {
+                    post(slot + packed, src + pieces.source(i, b), pieces.length(i, b));
+                    packed += pieces.length(i, b);
+                }
+            },
+            [&](std::size_t i, std::byte* slot) {
+                const std::vector<std::size_t> counts = pieces.lengths(i);
+                loom_call_t c = host_call(call);
+                c.sbuf = root ? slot : nullptr;
+                c.rbuf = root ? nullptr : slot;
+                c.counts = counts.data();
+                run_host(c);
+            },
+            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+                if (dst != nullptr) post(dst + pieces.offset(i, rank), slot + own_at(i), pieces.length(i, rank));
+            });
+        return;
+    }
     case Layout::per_peer: {
         // Segment i: piece i of every block, in place on the slot (all pieces of one segment
         // have the same length, as alltoall's blocks do).

@@ -188,8 +188,10 @@ typedef struct loom_mpi_call {
     struct ompi_datatype_t *sdtype;
     void *rbuf;
     int count;
-    const int *counts; /* reduce_scatter, allgatherv: one per rank */
-    const int *displs; /* allgatherv: one per rank, in extents of dtype */
+    const int *counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's) */
+    const int *displs;  /* allgatherv, gatherv: one per rank, in extents of dtype */
+    const int *scounts; /* the send side's (scatterv: the root's): one per rank */
+    const int *sdispls; /* the send side's (scatterv): one per rank, in extents of sdtype */
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int root;

@@ -164,10 +164,12 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         c->core.root = m->root;
         if (loom_coll_rooted(m->coll) && rank != m->root) {
             /* gather's other ranks: the receive side is the root's alone (MPI leaves it
-             * undefined here); every block is the size of this rank's, as MPI requires. */
+             * undefined here); every block is the size of this rank's, as MPI requires -
+             * gatherv's are the root's to know: the others are 0 here. */
             if (m->scount < 0) return "negative count";
             const size_t block = (size_t)m->scount * loom_type_size(m->sdtype);
-            for (int i = 0; i < size; ++i) c->counts[i] = block;
+            const int own_only = loom_coll_counts_at_root_only(m->coll);
+            for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
             set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
             return NULL;
         }
@@ -183,6 +185,34 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         c->recv.blocks = size;
         c->recv.counts = m->counts;
         c->recv.displs = m->displs;
+        return NULL;
+    }
+    case LOOM_LAYOUT_scattered: { /* scatter: the root's send side holds every rank's block */
+        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
+        c->core.root = m->root;
+        const int root = rank == m->root;
+        if (root) {
+            if (NULL == m->scounts && m->scount < 0) return "negative count";
+            const size_t type_size = loom_type_size(m->sdtype);
+            for (int i = 0; i < size; ++i) {
+                const int n = NULL != m->scounts ? m->scounts[i] : m->scount;
+                if (n < 0) return "negative count";
+                c->counts[i] = (size_t)n * type_size;
+            }
+            set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
+            c->send.blocks = size;
+            c->send.counts = m->scounts;
+            c->send.displs = m->sdispls;
+        } else {
+            /* The others know their own block, the size of each block (MPI requires the
+             * signatures to match) - scatterv's are the root's to know: the others are 0 here. */
+            if (m->count < 0) return "negative count";
+            const size_t block = (size_t)m->count * loom_type_size(m->dtype);
+            const int own_only = loom_coll_counts_at_root_only(m->coll);
+            for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
+        }
+        /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
+        if (!(root && MPI_IN_PLACE == m->rbuf)) set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
         return NULL;
     }
     default: /* none: barrier */ return NULL;

@@ -229,10 +229,11 @@ static inline int loom_is_device(const void *p)
     return NULL != p && !__atomic_load_n(&loom_device_host_only, __ATOMIC_RELAXED) &&
            LOOM_MEMORY_CUDA == loom_device_memory_kind(p);
 }
-/* 1: sbuf is MPI_IN_PLACE; 2: the send buffer is the receive buffer; 0: neither. */
+/* 1: sbuf is MPI_IN_PLACE; 2: the send buffer is the receive buffer; 4: rbuf is MPI_IN_PLACE (a
+ * scatter's root); 0: none of these. */
 static inline int loom_in_place_of(const void *sbuf, const void *rbuf)
 {
-    return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0);
+    return (MPI_IN_PLACE == sbuf ? 1 : 0) | (NULL != sbuf && sbuf == rbuf ? 2 : 0) | (MPI_IN_PLACE == rbuf ? 4 : 0);
 }
 
 /* ---- counters and verbose lines (coll_loom_report.c) ---- */

@@ -127,24 +127,27 @@ static int handed_on_count;
  * copy of the count and displacement arrays (r->mpi points at it) and a reference to each
  * user-defined datatype and op (predefined ones are never freed). Called before the call is
  * described, so everything after reads the request's copies. */
-static int keep_arguments(loom_request_t *r, int size)
+static int keep_arguments(loom_request_t *r, int size, int rank)
 {
     const size_t per = (size_t)size;
-    const size_t need = ((NULL != r->mpi.counts) + (NULL != r->mpi.displs)) * per;
+    /* The arrays significant on this rank: a gatherv's receive side and a scatterv's send side
+     * are the root's alone (elsewhere they may be anything, even too short to read). */
+    const int rooted_v = loom_coll_counts_at_root_only(r->mpi.coll), root = rank == r->mpi.root;
+    const int **arrays[4] = {&r->mpi.counts, &r->mpi.displs, &r->mpi.scounts, &r->mpi.sdispls};
+    const int significant = !rooted_v || root;
+    size_t need = 0;
+    for (int i = 0; i < 4; ++i) need += NULL != *arrays[i] && significant ? per : 0;
     if (need > 0) {
         int *a = need <= sizeof(r->inline_arrays) / sizeof(r->inline_arrays[0]) ? r->inline_arrays
                                                                                  : malloc(need * sizeof(int));
         if (NULL == a) return OMPI_ERR_OUT_OF_RESOURCE;
         r->arrays = a;
-        if (NULL != r->mpi.counts) {
-            memcpy(a, r->mpi.counts, per * sizeof(int));
-            r->mpi.counts = a;
-            a += per;
-        }
-        if (NULL != r->mpi.displs) {
-            memcpy(a, r->mpi.displs, per * sizeof(int));
-            r->mpi.displs = a;
-        }
+        for (int i = 0; i < 4; ++i)
+            if (NULL != *arrays[i] && significant) {
+                memcpy(a, *arrays[i], per * sizeof(int));
+                *arrays[i] = a;
+                a += per;
+            }
     }
     struct ompi_datatype_t *types[2] = {r->mpi.dtype, r->mpi.sdtype};
     for (int i = 0; i < 2; ++i)
@@ -604,7 +607,7 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     r->mpi = *mpi;
     r->module = module;
-    int rc = keep_arguments(r, ompi_comm_size(comm));
+    int rc = keep_arguments(r, ompi_comm_size(comm), ompi_comm_rank(comm));
     if (OMPI_SUCCESS != rc) {
         loom_call_start(&r->call, &r->mpi);
         release(r);

@@ -56,12 +56,29 @@
       .dtype = rdtype
 #define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
+/* gather, scatter: the same arguments (which side is significant at the root only is the layout's). */
 #define LOOM_PARAMS_rooted_exchange LOOM_PARAMS_exchange int root,
 #define LOOM_ARGS_rooted_exchange   LOOM_ARGS_exchange root,
 #define LOOM_FROM_rooted_exchange(c) LOOM_FROM_exchange(c)(c)->root,
 #define LOOM_RECORD_rooted_exchange LOOM_RECORD_exchange, .root = root
 #define LOOM_REPEAT_rooted_exchange(KIND, COLL, CALL_PREVIOUS) \
     HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, root, scount, sdtype, CALL_PREVIOUS)
+
+#define LOOM_PARAMS_rooted_exchange_v LOOM_PARAMS_exchange_v int root,
+#define LOOM_ARGS_rooted_exchange_v   LOOM_ARGS_exchange_v root,
+#define LOOM_FROM_rooted_exchange_v(c) LOOM_FROM_exchange_v(c)(c)->root,
+#define LOOM_RECORD_rooted_exchange_v LOOM_RECORD_exchange_v, .root = root
+#define LOOM_REPEAT_rooted_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+
+#define LOOM_PARAMS_scatter_v                                                                                  \
+    const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, \
+        int rcount, struct ompi_datatype_t *rdtype, int root,
+#define LOOM_ARGS_scatter_v   sbuf, scounts, sdispls, sdtype, rbuf, rcount, rdtype, root,
+#define LOOM_FROM_scatter_v(c) (c)->sbuf, (c)->scounts, (c)->sdispls, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
+#define LOOM_RECORD_scatter_v                                                                                     \
+    , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, \
+      .dtype = rdtype, .root = root
+#define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,

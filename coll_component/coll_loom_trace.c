@@ -100,6 +100,13 @@ static unsigned long long mpi_bytes(const loom_mpi_call_t *m, int size, int rank
         if (NULL == m->counts) return (unsigned long long)(m->count > 0 ? m->count : 0) * (unsigned long long)size * type;
         for (int i = 0; i < size; ++i) sum += m->counts[i] > 0 ? (unsigned long long)m->counts[i] : 0;
         return sum * type;
+    case LOOM_LAYOUT_scattered: { /* the root's send side; elsewhere P of this rank's blocks */
+        if (rank != m->root) return (unsigned long long)(m->count > 0 ? m->count : 0) * (unsigned long long)size * type;
+        const unsigned long long stype = NULL != m->sdtype ? loom_type_size(m->sdtype) : 0;
+        if (NULL == m->scounts) return (unsigned long long)(m->scount > 0 ? m->scount : 0) * (unsigned long long)size * stype;
+        for (int i = 0; i < size; ++i) sum += m->scounts[i] > 0 ? (unsigned long long)m->scounts[i] : 0;
+        return sum * stype;
+    }
     case LOOM_LAYOUT_none: return 0;
     }
     return 0;

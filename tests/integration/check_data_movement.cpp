@@ -225,4 +225,137 @@ void check_gather(const Setting& s)
     free_holey_types(types);
 }
 
+// ---- scatter: block r of the root's send buffer in rank r's receive buffer; the root's send
+// buffer unchanged, and in place (MPI_IN_PLACE as its receive buffer) its block left there ----
+
+void check_scatter(const Setting& s)
+{
+    std::vector<int> roots = {0};
+    for (int root : {s.size - 1, s.size / 2})
+        if (root != roots.back() && root != 0) roots.push_back(root);
+    for (int root : roots)
+        for (int count : {0, 1, 3, 1000, 16384})
+            for (bool in_place : {false, true}) {
+                const bool is_root = s.rank == root;
+                const std::size_t n = std::size_t(count), P = std::size_t(s.size);
+                std::vector<int> send(is_root ? n * P : 0), recv(n, kUntouched);
+                for (std::size_t i = 0; i < send.size(); ++i) send[i] = value(int(i / std::max<std::size_t>(n, 1)), i);
+                const std::vector<int> sent = send;
+                const bool here_in_place = in_place && is_root; // MPI_IN_PLACE is the root's
+                const std::string name = "root=" + std::to_string(root) + " count=" + std::to_string(count) +
+                                         (in_place ? " in-place" : "");
+                expect_call(s, "scatter", count == 0 ? Expect::untouched : Expect::served, name, [&] {
+                    scatter(is_root ? send.data() : nullptr, count, MPI_INT, here_in_place ? MPI_IN_PLACE : recv.data(),
+                            count, MPI_INT, root, s.comm);
+                });
+                bool ok = send == sent;
+                for (std::size_t i = 0; i < n && ok; ++i)
+                    ok = recv[i] == (here_in_place ? kUntouched : value(s.rank, std::size_t(s.rank) * n + i));
+                if (!ok) fail(s, "scatter " + name + (send == sent ? ": wrong block" : ": the root's send buffer written"));
+            }
+    // A send type with holes at the root (packed by loom): every block right, the root's buffer
+    // (holes included) unchanged.
+    HoleyTypes types = make_holey_types();
+    for (int count : {1, 5, 1000}) {
+        const std::size_t n = std::size_t(count), P = std::size_t(s.size);
+        std::vector<int> send(s.rank == 0 ? 3 * n * P : 0, kUntouched), recv(2 * n, kUntouched);
+        for (std::size_t q = 0; q < send.size() / 3; ++q) {
+            send[3 * q] = value(int(q / n), 2 * (q % n));
+            send[3 * q + 2] = value(int(q / n), 2 * (q % n) + 1);
+        }
+        const std::vector<int> sent = send;
+        const std::string name = "vector send type, count=" + std::to_string(count);
+        expect_call(s, "scatter", Expect::served, name, [&] {
+            scatter(s.rank == 0 ? send.data() : nullptr, count, types.vector, recv.data(), 2 * count, MPI_INT, 0, s.comm);
+        });
+        bool ok = send == sent;
+        for (std::size_t i = 0; i < 2 * n && ok; ++i) ok = recv[i] == value(s.rank, i);
+        if (!ok) fail(s, "scatter " + name + ": wrong data or the root's buffer written");
+    }
+    free_holey_types(types);
+}
+
+// ---- gatherv, scatterv: irregular blocks (some empty) at reversed displacements with gaps; only
+// the root passes counts and displacements (the others pass null, as MPI allows) ----
+
+namespace {
+struct Irregular {
+    std::vector<int> counts, displs;
+    int extent = 0; // ints the root's buffer spans
+};
+Irregular irregular_blocks(int size, int scale)
+{
+    Irregular b;
+    b.counts.resize(std::size_t(size)), b.displs.resize(std::size_t(size));
+    for (int r = size - 1; r >= 0; --r) { // reversed, one int of gap before each block
+        b.counts[std::size_t(r)] = r % 3 == 1 ? 0 : (r * 7 + 1) % 5 * scale + 1;
+        b.displs[std::size_t(r)] = b.extent + 1;
+        b.extent += b.counts[std::size_t(r)] + 1;
+    }
+    return b;
+}
+std::vector<int> roots_of(int size)
+{
+    std::vector<int> roots = {0};
+    for (int root : {size - 1, size / 2})
+        if (root != roots.back() && root != 0) roots.push_back(root);
+    return roots;
+}
+} // namespace
+
+void check_gatherv(const Setting& s)
+{
+    for (int root : roots_of(s.size))
+        for (int scale : {1, 1000})
+            for (bool in_place : {false, true}) {
+                const Irregular b = irregular_blocks(s.size, scale);
+                const bool is_root = s.rank == root, here_in_place = in_place && is_root;
+                const std::size_t mine = std::size_t(b.counts[std::size_t(s.rank)]);
+                std::vector<int> send(mine), recv(std::size_t(b.extent), kUntouched);
+                for (std::size_t i = 0; i < mine; ++i) send[i] = value(s.rank, i);
+                if (here_in_place) std::copy(send.begin(), send.end(), recv.begin() + b.displs[std::size_t(s.rank)]);
+                const std::string name = "root=" + std::to_string(root) + " scale=" + std::to_string(scale) +
+                                         (in_place ? " in-place" : "");
+                expect_call(s, "gatherv", Expect::served, name, [&] {
+                    gatherv(here_in_place ? MPI_IN_PLACE : send.data(), int(mine), MPI_INT, is_root ? recv.data() : nullptr,
+                            is_root ? b.counts.data() : nullptr, is_root ? b.displs.data() : nullptr, MPI_INT, root,
+                            s.comm);
+                });
+                std::vector<int> expected(std::size_t(b.extent), kUntouched);
+                if (is_root)
+                    for (int r = 0; r < s.size; ++r)
+                        for (int i = 0; i < b.counts[std::size_t(r)]; ++i)
+                            expected[std::size_t(b.displs[std::size_t(r)] + i)] = value(r, std::size_t(i));
+                if (recv != expected) fail(s, "gatherv " + name + ": wrong block, or a gap or another rank's buffer written");
+            }
+}
+
+void check_scatterv(const Setting& s)
+{
+    for (int root : roots_of(s.size))
+        for (int scale : {1, 1000})
+            for (bool in_place : {false, true}) {
+                const Irregular b = irregular_blocks(s.size, scale);
+                const bool is_root = s.rank == root, here_in_place = in_place && is_root;
+                const std::size_t mine = std::size_t(b.counts[std::size_t(s.rank)]);
+                std::vector<int> send(is_root ? std::size_t(b.extent) : 0, kUntouched), recv(mine, kUntouched);
+                if (is_root)
+                    for (int r = 0; r < s.size; ++r)
+                        for (int i = 0; i < b.counts[std::size_t(r)]; ++i)
+                            send[std::size_t(b.displs[std::size_t(r)] + i)] = value(r, std::size_t(i));
+                const std::vector<int> sent = send;
+                const std::string name = "root=" + std::to_string(root) + " scale=" + std::to_string(scale) +
+                                         (in_place ? " in-place" : "");
+                expect_call(s, "scatterv", Expect::served, name, [&] {
+                    scatterv(is_root ? send.data() : nullptr, is_root ? b.counts.data() : nullptr,
+                             is_root ? b.displs.data() : nullptr, MPI_INT, here_in_place ? MPI_IN_PLACE : recv.data(),
+                             int(mine), MPI_INT, root, s.comm);
+                });
+                bool ok = send == sent;
+                for (std::size_t i = 0; i < mine && ok; ++i)
+                    ok = recv[i] == (here_in_place ? kUntouched : value(s.rank, i));
+                if (!ok) fail(s, "scatterv " + name + (send == sent ? ": wrong block" : ": the root's send buffer written"));
+            }
+}
+
 } // namespace check

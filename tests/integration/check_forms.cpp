@@ -113,6 +113,31 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
             PERSISTENT(Gather)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, MPI_INFO_NULL, &request));
 }
 
+int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm comm)
+{
+    IN_FORM(MPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+            MPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &request),
+            PERSISTENT(Scatter)(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, MPI_INFO_NULL, &request));
+}
+
+int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts, const int* displs,
+            MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    IN_FORM(MPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
+            MPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &request),
+            PERSISTENT(Gatherv)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, MPI_INFO_NULL, &request));
+}
+
+int scatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf, int rcount,
+             MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    IN_FORM(MPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
+            MPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &request),
+            PERSISTENT(Scatterv)(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, MPI_INFO_NULL,
+                                 &request));
+}
+
 int exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     IN_FORM(MPI_Exscan(sbuf, rbuf, count, type, op, comm), MPI_Iexscan(sbuf, rbuf, count, type, op, comm, &request),

@@ -35,5 +35,11 @@ int scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, 
 int exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
            MPI_Comm comm);
+int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm comm);
+int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts, const int* displs,
+            MPI_Datatype rtype, int root, MPI_Comm comm);
+int scatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf, int rcount,
+             MPI_Datatype rtype, int root, MPI_Comm comm);
 
 } // namespace check

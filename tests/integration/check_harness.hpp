@@ -64,6 +64,9 @@ void check_alltoall(const Setting& s);
 void check_scan(const Setting& s);
 void check_exscan(const Setting& s);
 void check_gather(const Setting& s);
+void check_scatter(const Setting& s);
+void check_gatherv(const Setting& s);
+void check_scatterv(const Setting& s);
 
 // Counts used by most checks: empty, one, around P, odd, and large.
 inline std::vector<int> counts_for(int size)

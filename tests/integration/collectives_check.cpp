@@ -52,6 +52,9 @@ const CollectiveChecks kCollectives[] = {
     {loom::Collective::scan, check::check_scan},
     {loom::Collective::exscan, check::check_exscan},
     {loom::Collective::gather, check::check_gather},
+    {loom::Collective::scatter, check::check_scatter},
+    {loom::Collective::gatherv, check::check_gatherv},
+    {loom::Collective::scatterv, check::check_scatterv},
 };
 static_assert(std::size(kCollectives) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

@@ -218,6 +218,70 @@ void allreduce_freed_type_and_op(bool persistent, int n, int salt)
     if (!types_freed_early) MPI_Type_free(&pair);
 }
 
+// MPI_Igatherv / MPI_Iscatterv (persistent: *_init) of pairs to or from the last rank: the
+// root's counts and displacements and the datatype scribbled and freed right after the call; the
+// other ranks pass a one-int array for them (not significant there, so never to be read whole).
+void rooted_v_arrays(bool gather, bool persistent, int n0, int salt)
+{
+    const Layout l(n0);
+    const int root = size - 1;
+    const bool is_root = rank == root;
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    const int mine = l.counts[std::size_t(rank)];
+    std::vector<int> own(std::size_t(2 * mine), -1), whole(is_root ? std::size_t(2 * l.total) : 0, -1);
+    int* counts = is_root ? heap_copy(l.counts) : heap_copy({0});
+    int* displs = is_root ? heap_copy(l.displs) : heap_copy({0});
+    auto fill = [&](int s) {
+        std::fill(own.begin(), own.end(), -1);
+        std::fill(whole.begin(), whole.end(), -1);
+        if (gather)
+            for (int i = 0; i < 2 * mine; ++i) own[std::size_t(i)] = value(rank, i, s);
+        else if (is_root)
+            for (int q = 0; q < size; ++q)
+                for (int i = 0; i < 2 * l.counts[std::size_t(q)]; ++i)
+                    whole[std::size_t(2 * l.displs[std::size_t(q)] + i)] = value(q, i, s);
+    };
+    MPI_Request req;
+    if (!persistent) fill(salt);
+    if (gather && persistent)
+        PERSISTENT(Gatherv)(own.data(), mine, pair, whole.data(), counts, displs, pair, root, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &req);
+    else if (gather)
+        MPI_Igatherv(own.data(), mine, pair, whole.data(), counts, displs, pair, root, MPI_COMM_WORLD, &req);
+    else if (persistent)
+        PERSISTENT(Scatterv)(whole.data(), counts, displs, pair, own.data(), mine, pair, root, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, &req);
+    else
+        MPI_Iscatterv(whole.data(), counts, displs, pair, own.data(), mine, pair, root, MPI_COMM_WORLD, &req);
+    scribble_and_free(counts, is_root ? size : 1);
+    scribble_and_free(displs, is_root ? size : 1);
+    if (types_freed_early) MPI_Type_free(&pair);
+    Junk junk;
+    junk.make(size);
+    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
+        const int s = salt + start;
+        if (persistent) {
+            fill(s);
+            MPI_Start(&req);
+        }
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        bool ok = true;
+        if (gather && is_root)
+            for (int q = 0; q < size; ++q)
+                for (int i = 0; i < 2 * l.counts[std::size_t(q)]; ++i)
+                    ok = ok && whole[std::size_t(2 * l.displs[std::size_t(q)] + i)] == value(q, i, s);
+        if (!gather)
+            for (int i = 0; i < 2 * mine; ++i) ok = ok && own[std::size_t(i)] == value(rank, i, s);
+        if (!ok)
+            fail(std::string(gather ? "gatherv" : "scatterv") + (persistent ? "_init" : " (non-blocking)") +
+                 " with freed arrays, n0 " + std::to_string(n0) + ", start " + std::to_string(start) + ": wrong result");
+    }
+    if (persistent) MPI_Request_free(&req);
+    if (!types_freed_early) MPI_Type_free(&pair);
+}
+
 } // namespace
 
 void part_arrays()
@@ -226,6 +290,8 @@ void part_arrays()
         {loom::Collective::allgatherv, allgatherv_arrays},
         {loom::Collective::reduce_scatter, reduce_scatter_arrays},
         {loom::Collective::allreduce, allreduce_freed_type_and_op},
+        {loom::Collective::gatherv, [](bool p, int n0, int salt) { rooted_v_arrays(true, p, n0, salt); }},
+        {loom::Collective::scatterv, [](bool p, int n0, int salt) { rooted_v_arrays(false, p, n0, salt); }},
     };
     for (const auto& [c, run] : cases) {
         const std::string name = collective_name(c);

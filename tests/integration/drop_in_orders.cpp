@@ -163,6 +163,65 @@ std::unique_ptr<Persistent> make_persistent(loom::Collective c, int n, MPI_Comm 
         };
         PERSISTENT(Gather)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, P - 1, comm, MPI_INFO_NULL, &x.req);
         break;
+    case loom::Collective::scatter: // from the last rank: block q of its send buffer to rank q
+        x.send.resize(me == P - 1 ? N * std::size_t(P) : 0), x.recv.resize(N);
+        x.fill = [&x, me](int s) {
+            for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s);
+            std::fill(x.recv.begin(), x.recv.end(), -1);
+        };
+        x.expect = [N, me, P](int s) {
+            std::vector<int> e(N);
+            for (std::size_t i = 0; i < N; ++i) e[i] = value(P - 1, int(N * std::size_t(me) + i), s);
+            return e;
+        };
+        PERSISTENT(Scatter)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, P - 1, comm, MPI_INFO_NULL, &x.req);
+        break;
+    case loom::Collective::gatherv: // to rank 0, reversed blocks with a gap; only the root has arrays
+    case loom::Collective::scatterv: {
+        const bool gather = c == loom::Collective::gatherv;
+        x.counts.resize(std::size_t(P)), x.displs.resize(std::size_t(P));
+        int at = 0;
+        for (int q = P - 1; q >= 0; --q) {
+            x.counts[std::size_t(q)] = n + q % 2;
+            x.displs[std::size_t(q)] = at + 1;
+            at += x.counts[std::size_t(q)] + 1;
+        }
+        const int mine = x.counts[std::size_t(me)];
+        std::vector<int>& whole = gather ? x.recv : x.send;
+        std::vector<int>& own = gather ? x.send : x.recv;
+        whole.assign(me == 0 ? std::size_t(at) : 0, -1), own.assign(std::size_t(mine), -1);
+        x.fill = [&x, me, gather, P](int s) {
+            if (gather) {
+                for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s);
+                std::fill(x.recv.begin(), x.recv.end(), -1);
+                return;
+            }
+            std::fill(x.recv.begin(), x.recv.end(), -1);
+            for (int q = 0; q < P && me == 0; ++q)
+                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) x.send[std::size_t(x.displs[std::size_t(q)] + i)] = value(q, i, s);
+        };
+        x.expect = [&x, at, P, me, mine, gather](int s) {
+            std::vector<int> e;
+            if (!gather) {
+                for (int i = 0; i < mine; ++i) e.push_back(value(me, i, s));
+                return e;
+            }
+            if (me != 0) return e;
+            e.assign(std::size_t(at), -1);
+            for (int q = 0; q < P; ++q)
+                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) e[std::size_t(x.displs[std::size_t(q)] + i)] = value(q, i, s);
+            return e;
+        };
+        const int* counts = me == 0 ? x.counts.data() : nullptr;
+        const int* displs = me == 0 ? x.displs.data() : nullptr;
+        if (gather)
+            PERSISTENT(Gatherv)(x.send.data(), mine, MPI_INT, x.recv.data(), counts, displs, MPI_INT, 0, comm, MPI_INFO_NULL,
+                                &x.req);
+        else
+            PERSISTENT(Scatterv)(x.send.data(), counts, displs, MPI_INT, x.recv.data(), mine, MPI_INT, 0, comm,
+                                 MPI_INFO_NULL, &x.req);
+        break;
+    }
     case loom::Collective::alltoall:
         x.send.resize(N * std::size_t(P)), x.recv.resize(N * std::size_t(P));
         x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };

@@ -52,6 +52,9 @@ const CollectiveCheck kChecks[] = {
     {loom::Collective::scan, exact::check_scan},
     {loom::Collective::exscan, exact::check_exscan},
     {loom::Collective::gather, exact::check_gather},
+    {loom::Collective::scatter, exact::check_scatter},
+    {loom::Collective::gatherv, exact::check_gatherv},
+    {loom::Collective::scatterv, exact::check_scatterv},
 };
 static_assert(std::size(kChecks) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

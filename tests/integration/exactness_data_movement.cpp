@@ -122,6 +122,90 @@ void gathered_case(const Setting& s, int root, Side send_side, Side recv_side, b
     });
 }
 
+// gatherv to `root` / scatterv from it: rank r's block holds counts[r] elements of root_shape at
+// displs[r] of the root's buffer (displacements follow `order` with `gap` elements before every
+// block); rank r passes its block as other_shape (signature-compatible). Only the root passes
+// counts and displacements. The root's gaps stay untouched (gatherv) or its buffer unchanged
+// (scatterv); in place the root's block stays where it is.
+void rooted_v_case(const Setting& s, bool gather, int root, const std::vector<int>& counts,
+                   const std::vector<int>& order, int gap, Shape other_shape, Shape root_shape, bool in_place,
+                   const std::string& label)
+{
+    const std::size_t P = std::size_t(s.size), ext = extent(root_shape);
+    const bool is_root = s.rank == root, here_in_place = in_place && is_root;
+    std::vector<int> displs(P);
+    int next = gap;
+    for (int r : order) displs[std::size_t(r)] = next, next += counts[std::size_t(r)] + gap;
+    const Side root_side{counts[std::size_t(s.rank)], root_shape};
+    const Side mine{int(root_side.ints() / ints_per(other_shape)), other_shape};
+    std::unique_ptr<Buffer> whole, block;
+    if (is_root) {
+        whole = std::make_unique<Buffer>(gather ? "receive buffer" : "send buffer", std::size_t(next) * ext,
+                                         2 + unsigned(s.rank) * 8);
+        whole->outside(gather ? "a gap between gatherv blocks" : "a gap between scatterv blocks");
+        for (std::size_t r = 0; r < P; ++r) {
+            if (!gather || (here_in_place && int(r) == s.rank))
+                put_block(*whole, std::size_t(displs[r]) * ext, Side{counts[r], root_shape}, int(r), -1);
+            whole->part("block", std::size_t(displs[r]) * ext, std::size_t(counts[r]), root_shape,
+                        "of rank " + std::to_string(r));
+        }
+        whole->freeze();
+        if (gather)
+            for (std::size_t r = 0; r < P; ++r)
+                expect_block(*whole, std::size_t(displs[r]) * ext, Side{counts[r], root_shape}, int(r), -1);
+    }
+    if (!here_in_place) {
+        block = std::make_unique<Buffer>(gather ? "send buffer" : "receive buffer", mine.bytes(), 1 + unsigned(s.rank) * 8);
+        if (gather) put_block(*block, 0, mine, s.rank, -1);
+        block->part(gather ? "send block" : "block", 0, std::size_t(mine.count), other_shape);
+        block->freeze();
+        if (!gather) expect_block(*block, 0, mine, s.rank, -1);
+    }
+    std::size_t bytes = 0;
+    for (std::size_t r = 0; r < P; ++r) bytes += std::size_t(counts[r]) * ints_per(root_shape) * 4;
+    const std::string what = label + " " + describe(mine, root_side, in_place) + " root=" + std::to_string(root);
+    run_case(s, what, kind_of(mine, root_side, in_place), bytes, {whole.get(), block.get()}, [&] {
+        void* all = is_root ? whole->body() : nullptr;
+        const int* c = is_root ? counts.data() : nullptr;
+        const int* d = is_root ? displs.data() : nullptr;
+        void* own = here_in_place ? MPI_IN_PLACE : block->body();
+        if (gather)
+            MPI_Gatherv(own, mine.count, mpi_type(other_shape), all, c, d, mpi_type(root_shape), root, s.comm);
+        else
+            MPI_Scatterv(all, c, d, mpi_type(root_shape), own, mine.count, mpi_type(other_shape), root, s.comm);
+    });
+}
+
+// MPI_Scatter from `root`: block r of the root's send buffer (send_side each) goes to rank r's
+// receive buffer (recv_side); the root's send buffer is unchanged, and in place (MPI_IN_PLACE as
+// its receive buffer) the root receives nothing.
+void scattered_case(const Setting& s, int root, Side send_side, Side recv_side, bool in_place)
+{
+    const bool is_root = s.rank == root, here_in_place = in_place && is_root;
+    const std::size_t P = std::size_t(s.size), block = send_side.bytes();
+    std::unique_ptr<Buffer> send, recv;
+    if (is_root) {
+        send = std::make_unique<Buffer>("send buffer", P * block, 1 + unsigned(s.rank) * 8);
+        for (std::size_t q = 0; q < P; ++q) {
+            put_block(*send, q * block, send_side, int(q), -1);
+            send->part("block", q * block, std::size_t(send_side.count), send_side.shape, "for rank " + std::to_string(q));
+        }
+        send->freeze();
+    }
+    if (!here_in_place) {
+        recv = std::make_unique<Buffer>("receive buffer", recv_side.bytes(), 2 + unsigned(s.rank) * 8);
+        recv->part("block", 0, std::size_t(recv_side.count), recv_side.shape);
+        recv->freeze();
+        expect_block(*recv, 0, recv_side, s.rank, -1);
+    }
+    const std::string what = describe(send_side, recv_side, in_place) + " root=" + std::to_string(root);
+    run_case(s, what, kind_of(send_side, recv_side, in_place), P * recv_side.ints() * 4, {send.get(), recv.get()}, [&] {
+        MPI_Scatter(is_root ? send->body() : nullptr, send_side.count, mpi_type(send_side.shape),
+                    here_in_place ? MPI_IN_PLACE : recv->body(), recv_side.count, mpi_type(recv_side.shape), root,
+                    s.comm);
+    });
+}
+
 // The root passes root_side, every other rank other_side (same signature).
 void bcast_case(const Setting& s, int root, Side root_side, Side other_side)
 {
@@ -203,6 +287,47 @@ void check_gather(const Setting& s)
         }
     }
 }
+
+void check_scatter(const Setting& s)
+{
+    for (int root : roots_of(s.size)) {
+        for (int count : counts_for(s.size))
+            for (bool in_place : {false, true})
+                scattered_case(s, root, {count, Shape::ints}, {count, Shape::ints}, in_place);
+        for (int k : {1, 37}) {
+            scattered_case(s, root, {k, Shape::vector}, {2 * k, Shape::ints}, false);
+            scattered_case(s, root, {k, Shape::padded}, {k, Shape::vector}, false);
+            scattered_case(s, root, {k, Shape::vector}, {k, Shape::vector}, true);
+        }
+    }
+}
+
+// Irregular counts (some empty), displacements in order, reversed and shuffled, with gaps.
+void rooted_v_cases(const Setting& s, bool gather)
+{
+    const std::size_t P = std::size_t(s.size);
+    std::vector<int> in_order(P), reversed(P), small(P), large(P), zeros(P, 0);
+    for (int r = 0; r < s.size; ++r) {
+        in_order[std::size_t(r)] = r;
+        reversed[std::size_t(r)] = s.size - 1 - r;
+        small[std::size_t(r)] = r % 3 == 1 ? 0 : (r * 7 + 1) % 23 + 1;
+        large[std::size_t(r)] = r % 3 == 1 ? 0 : 65539 / s.size + r * 3;
+    }
+    std::vector<int> shuffled = reversed;
+    std::stable_partition(shuffled.begin(), shuffled.end(), [](int r) { return r % 2 == 1; });
+    for (int root : roots_of(s.size))
+        for (bool in_place : {false, true}) {
+            rooted_v_case(s, gather, root, small, in_order, 0, Shape::ints, Shape::ints, in_place, "dense irregular");
+            rooted_v_case(s, gather, root, large, shuffled, 5, Shape::ints, Shape::ints, in_place, "shuffled large with gaps");
+            rooted_v_case(s, gather, root, zeros, shuffled, 3, Shape::ints, Shape::ints, in_place, "all empty, gaps");
+            rooted_v_case(s, gather, root, small, reversed, 1, Shape::vector, Shape::vector, in_place, "reversed with gaps");
+        }
+    rooted_v_case(s, gather, 0, small, shuffled, 2, Shape::ints, Shape::vector, false, "shuffled with gaps");
+    rooted_v_case(s, gather, s.size - 1, small, reversed, 1, Shape::padded, Shape::padded, false, "reversed with gaps");
+}
+
+void check_gatherv(const Setting& s) { rooted_v_cases(s, true); }
+void check_scatterv(const Setting& s) { rooted_v_cases(s, false); }
 
 void check_allgatherv(const Setting& s)
 {

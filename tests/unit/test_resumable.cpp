@@ -161,6 +161,21 @@ RankCall prepare(Collective c, int r, int P, int k)
         if (in_place) std::copy(rc.send.begin(), rc.send.end(), rc.recv.begin() + std::ptrdiff_t(own));
         break;
     }
+    case Layout::scattered: { // scatter: the root's blocks, each rank's to it
+        rc.counts.assign(std::size_t(P), n);
+        rc.call.root = (k + 1) % P;
+        if (r == rc.call.root) {
+            for (int q = 0; q < P; ++q) {
+                const Bytes block = pattern(q, n, std::size_t(k));
+                rc.send.insert(rc.send.end(), block.begin(), block.end());
+            }
+            if (!in_place) rc.recv = Bytes(n, std::byte{0x5a}); // in place: rbuf null, no result here
+        } else {
+            rc.recv = Bytes(n, std::byte{0x5a});
+            rc.in_place = true; // no send buffer
+        }
+        break;
+    }
     case Layout::none: break;
     case Layout::per_peer:
         rc.call.count = n;

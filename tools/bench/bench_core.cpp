@@ -162,7 +162,8 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
     case Layout::vector:
         return nominal >= unit ? std::optional(Case{c, nominal, nominal / unit * unit, nominal / unit}) : std::nullopt;
     case Layout::split:
-    case Layout::gathered: {
+    case Layout::gathered:
+    case Layout::scattered: {
         const std::size_t block = nominal / P / unit; // units per rank
         return block ? std::optional(Case{c, nominal, block * unit * P, block}) : std::nullopt;
     }
@@ -197,6 +198,8 @@ void equal_blocks(Buffers& b, int n)
 #define BENCH_ARGS_exchange s, n, MPI_BYTE, d, n, MPI_BYTE,
 #define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
 #define BENCH_ARGS_rooted_exchange s, n, MPI_BYTE, d, n, MPI_BYTE, 0,
+#define BENCH_ARGS_rooted_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, 0,
+#define BENCH_ARGS_scatter_v s, b.counts.data(), b.displs.data(), MPI_BYTE, d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_sync
 } // namespace
@@ -312,6 +315,9 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
     } else if (layout(c) == Layout::per_peer) {
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[q * k.count + i] = pattern(r, q, i);
+    } else if (layout(c) == Layout::scattered && rank == 0) { // scatter's root: block q to rank q
+        for (std::size_t q = 0; q < P; ++q)
+            for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[q * k.count + i] = pattern(q, i);
     } else if (layout(c) == Layout::vector && rank == 0) { // bcast's root
         for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
     }
@@ -346,6 +352,10 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, r, i)) return false;
+        return true;
+    case Layout::scattered:
+        for (std::size_t i = 0; i < k.count; ++i)
+            if (b.recv_bytes()[i] != pattern(r, i)) return false;
         return true;
     case Layout::none: return true;
     }

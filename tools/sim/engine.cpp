@@ -529,6 +529,7 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
         break;
     case Layout::split:
     case Layout::gathered:
+    case Layout::scattered:
         if (per_rank_counts(coll)) { // nearly equal blocks, the whole message
             const BlockPartition split(s.bytes / unit, s.ranks);
             for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
