@@ -244,6 +244,65 @@ void cma_bcast(Transport& net, MemoryOps&, const BcastArgs& args)
     shm.publish();
 }
 
+void cma_gather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
+{
+    const SegmentTurn turn(net);
+    ShmComm& shm = single_copy_comm(turn);
+    const int P = shm.size(), me = shm.rank(), root = args.root;
+    const std::size_t own = args.bytes[std::size_t(me)];
+    if (me != root) {
+        const std::byte* mine = bytes_of(args.sendbuf);
+        if (args.in_place()) mine = bytes_of(args.recvbuf) + BlockOffsets(args.bytes.first(std::size_t(me))).total();
+        shm.mailbox(me).addr[0] = mine;
+        shm.publish();
+        if (own != 0) shm.wait_for(root, shm.phase()); // keep the block until the root has read it
+        return;
+    }
+    const BlockOffsets blocks(args.bytes);
+    std::byte* out = bytes_of(args.recvbuf);
+    const std::uint64_t published = shm.phase() + 1; // the others' addresses are out
+    for (int i = 1; i < P; ++i) {
+        const int q = (root + i) % P;
+        if (blocks.length(q) == 0) continue; // q does not wait: its mailbox may be the next call's
+        shm.wait_for(q, published);
+        read_from(shm, q, peer_buffer(shm, q, 0), out + blocks.begin(q), blocks.length(q));
+    }
+    if (!args.in_place() && own != 0) mem.copy(out + blocks.begin(me), args.sendbuf, own);
+    shm.publish(); // every block read
+}
+
+void cma_scatter(Transport& net, MemoryOps& mem, const ScatterArgs& args)
+{
+    const SegmentTurn turn(net);
+    ShmComm& shm = single_copy_comm(turn);
+    const int P = shm.size(), me = shm.rank(), root = args.root;
+    // A non-root of MPI_Scatterv knows only its own count: the root writes each rank's offset in
+    // its sendbuf into that rank's slot of the next small region (every rank takes the same one).
+    const int region = shm.begin_chunk(shm.chunk_bytes(sizeof(std::size_t)));
+    if (me == root) {
+        const BlockOffsets blocks(args.bytes);
+        for (int q = 0; q < P; ++q) {
+            const std::size_t at = blocks.begin(q);
+            if (q != me && blocks.length(q) != 0) std::memcpy(shm.slot(region, q), &at, sizeof at);
+        }
+        shm.mailbox(me).addr[0] = args.sendbuf;
+        shm.publish();
+        shm.end_chunk(region);
+        if (!args.root_in_place() && blocks.length(me) != 0)
+            mem.copy(args.recvbuf, bytes_of(args.sendbuf) + blocks.begin(me), blocks.length(me));
+        shm.wait_all(shm.phase()); // every rank has read its block
+        return;
+    }
+    if (const std::size_t own = args.bytes[std::size_t(me)]; own != 0) {
+        shm.wait_for(root, shm.phase() + 1); // the root's address and offsets, and only those
+        std::size_t at;
+        std::memcpy(&at, shm.slot(region, me), sizeof at);
+        read_from(shm, root, peer_buffer(shm, root, 0) + at, args.recvbuf, own);
+    }
+    shm.publish(); // done with the root's sendbuf and the region
+    shm.end_chunk(region);
+}
+
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
 {
     const SegmentTurn turn(net);

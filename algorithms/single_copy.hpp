@@ -27,10 +27,22 @@
 //   reduce_scatter(_block): each rank reduces its own block from the others: 2 syncs.
 //   allgather(v): each reads the P-1 other blocks: 2 syncs; (P-1)/P S read per rank.
 //   bcast:       the others read S from the root: 2 syncs (the root waits for all readers).
+//   gather(v):   the root reads each other rank's block (at the address in its mailbox) straight
+//                into its recvbuf, one rank after another from root + 1: one publish per rank
+//                (a non-root's says its address is there, the root's that it has read them
+//                all); S - its block read by the root. A non-root waits for the root (its
+//                block must stay readable) unless its block is empty; the root waits for
+//                nobody whose block is empty.
+//   scatter(v):  each other rank reads its block from the root's sendbuf, at the offset the
+//                root wrote into that rank's slot of the next small region (shm.hpp): one
+//                publish per rank (the root's says sendbuf and the offsets are there; the
+//                root then waits for every rank's); S - its block read, by P-1 ranks at once.
 //   alltoall:    each reads its block from each other rank: 2 syncs; (P-1) S read per rank.
 // Limits: every rank on one node, the segment set up, host memory (not device buffers: the
 // chooser passes them over), dense buffers (the glue gives dense copies of others). A rank
-// waits for the others at the end of every call: its buffers stay readable until then.
+// whose buffers or mailbox others read in a call waits until they have read before it returns
+// (its buffers stay readable, its mailbox unchanged); a rank nobody reads may run ahead into
+// its next call (bcast's non-roots, gather's root, a rank whose gather or scatter block is empty).
 #pragma once
 
 #include "collectives.hpp"
@@ -42,6 +54,13 @@ void cma_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args);
 void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args);
 void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 void cma_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
+// Gather to args.root (AllgatherArgs with root >= 0): the root needs every bytes[q]; a non-root
+// only its own, if its block is its sendbuf (MPI_Gatherv). A non-root in place (sendbuf nullptr,
+// as device staging passes it) has its block at its place in recvbuf: that needs bytes[0..rank].
+void cma_gather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
+// Scatter from args.root: the root needs every bytes[q]; a non-root only its own (MPI_Scatterv),
+// as it learns its offset in the root's sendbuf from the root, through the segment.
+void cma_scatter(Transport& net, MemoryOps& mem, const ScatterArgs& args);
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args);
 
 } // namespace loom

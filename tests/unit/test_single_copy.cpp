@@ -3,7 +3,9 @@
 // memory, through the same system call and the same addresses as between processes (the
 // integration tests run it between processes). Every collective (reduce to a middle rank too)
 // at every P of comm_sizes(),
-// counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks;
+// counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks,
+// gather and scatter with non-roots that know only their own count (the v forms); gather and
+// scatter again at every root, back to back (more calls than the small regions' turn);
 // then that nothing but the set-up went through messages, which ranks take a bounce buffer for
 // their reduction, and that one rank refusing single
 // copy turns it off on every rank alike. The same runs again through a mapping (SameProcessMap:
@@ -134,6 +136,31 @@ RunStats run_all(int P, std::size_t count, PeerMap* map = nullptr)
         rank_check_bytes(recv, want, "alltoall");
         cma_alltoall(net, mem, AlltoallArgs{nullptr, send.data(), b});
         rank_check_bytes(send, want, "alltoall in place");
+        // gather and scatter at the middle rank: equal blocks out of place; uneven ones in place
+        // at the root with the non-roots knowing only their own count (gatherv, scatterv)
+        std::vector<std::size_t> own_only(std::size_t(P), 0);
+        own_only[R] = uneven[R];
+        const std::vector<std::size_t>& vcounts = r == root ? uneven : own_only;
+        Bytes gat(r == root ? expected.size() : 0, std::byte{0x5a});
+        AllgatherArgs ga{mine.data(), r == root ? gat.data() : nullptr, even};
+        ga.root = root;
+        cma_gather(net, mem, ga);
+        if (r == root) rank_check_bytes(gat, expected, "gather");
+        Bytes gv(r == root ? ublocks.total() : 0, std::byte{0});
+        if (r == root) std::copy(own.begin(), own.end(), gv.begin() + std::ptrdiff_t(ublocks.begin(r)));
+        AllgatherArgs gva{r == root ? nullptr : own.data(), r == root ? gv.data() : nullptr, vcounts};
+        gva.root = root;
+        cma_gather(net, mem, gva);
+        for (int q = 0; r == root && q < P; ++q)
+            rank_check_bytes(std::span(gv).subspan(ublocks.begin(q), ublocks.length(q)),
+                             pattern(q, uneven[std::size_t(q)], 3), "gatherv in place, block " + std::to_string(q));
+        Bytes sc(count);
+        cma_scatter(net, mem, ScatterArgs{r == root ? expected.data() : nullptr, sc.data(), even, root});
+        rank_check_bytes(sc, mine, "scatter");
+        Bytes sv(uneven[R]);
+        cma_scatter(net, mem,
+                    ScatterArgs{r == root ? v.data() : nullptr, r == root ? nullptr : sv.data(), vcounts, root});
+        if (r != root) rank_check_bytes(sv, own, "scatterv, the root in place");
     });
 }
 
@@ -235,6 +262,71 @@ TEST_CASE("cma through a mapping: every collective reduces and copies straight f
             CHECK(total_messages(stats) == 3 * std::size_t(P - 1));
             // Every collective but a 1-rank one went through the mapping (the probe maps too).
             if (P > 1 && count > 0) CHECK(map.maps() > std::size_t(P) * std::size_t(P - 1));
+        }
+    }
+}
+
+TEST_CASE("cma: gather and scatter, the v forms and in place, at every root back to back", "[cma][rooted]")
+{
+    constexpr std::byte kCanary{0xEE};
+    constexpr std::size_t kGuard = 16;
+    for (int P : {1, 2, 3, 4, 7, 16, 33}) {
+        for (bool mapped : {false, true}) {
+            INFO("P=" << P << " mapped=" << mapped);
+            SameProcessMap map;
+            std::vector<std::size_t> bytes; // uneven, every third empty
+            for (int i = 0; i < P; ++i) bytes.push_back(std::size_t(i % 3 == 1 ? 0 : 5 + 3 * i));
+            const BlockOffsets blocks(bytes);
+            run_ranks(P, [&](InprocTransport& net) {
+                const int r = net.rank();
+                const auto R = std::size_t(r);
+                HostMemory mem;
+                shm_setup(net, SingleCopy::cma_only);
+                if (mapped) shm_comm(net)->probe_single_copy(true, &map);
+                std::vector<std::size_t> own_only(std::size_t(P), 0);
+                own_only[R] = bytes[R];
+                auto guard_intact = [&](const Bytes& b, std::size_t from) {
+                    return std::all_of(b.begin() + std::ptrdiff_t(from), b.end(),
+                                       [&](std::byte x) { return x == kCanary; });
+                };
+                // More rounds than small regions: cma_scatter takes one per call.
+                for (int round = 0; round < 2 * ShmComm::kSmallRegions + 3; ++round) {
+                    const int root = round * 5 % P;
+                    const bool v = round % 2 == 1, in_place = round % 3 == 0;
+                    const std::vector<std::size_t>& counts = v && r != root ? own_only : bytes;
+                    const std::string what = " (round " + std::to_string(round) + ")";
+                    Bytes whole;
+                    for (int q = 0; q < P; ++q) {
+                        const Bytes b = pattern(q, bytes[std::size_t(q)], std::size_t(round));
+                        whole.insert(whole.end(), b.begin(), b.end());
+                    }
+                    const Bytes send = whole;
+                    Bytes recv(bytes[R] + kGuard, kCanary);
+                    cma_scatter(net, mem,
+                                ScatterArgs{r == root ? send.data() : nullptr,
+                                            r == root && in_place ? nullptr : recv.data(), counts, root});
+                    if (r == root) rank_check_bytes(send, whole, "scatter changed the root's sendbuf" + what);
+                    if (r != root || !in_place)
+                        rank_check_bytes(prefix(recv, bytes[R]), pattern(r, bytes[R], std::size_t(round)),
+                                         "scatter" + what);
+                    rank_check(guard_intact(recv, r == root && in_place ? 0 : bytes[R]), "scatter's guard" + what);
+                    // The blocks back to the root, in place there or not.
+                    const Bytes mine = pattern(r, bytes[R], std::size_t(round) + 100);
+                    Bytes out(r == root ? blocks.total() + kGuard : 0, kCanary);
+                    AllgatherArgs ga{mine.data(), r == root ? out.data() : nullptr, counts};
+                    ga.root = root;
+                    if (r == root && in_place) {
+                        std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
+                        ga.sendbuf = nullptr;
+                    }
+                    cma_gather(net, mem, ga);
+                    for (int q = 0; r == root && q < P; ++q)
+                        rank_check_bytes(std::span(out).subspan(blocks.begin(q), blocks.length(q)),
+                                         pattern(q, bytes[std::size_t(q)], std::size_t(round) + 100),
+                                         "gather, block " + std::to_string(q) + what);
+                    if (r == root) rank_check(guard_intact(out, blocks.total()), "gather's guard" + what);
+                }
+            });
         }
     }
 }
