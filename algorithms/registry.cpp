@@ -11,6 +11,7 @@
 #include "recursive_doubling.hpp"
 #include "ring.hpp"
 #include "scan.hpp"
+#include "scatter.hpp"
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
 #include "single_copy.hpp"
@@ -206,6 +207,37 @@ constexpr std::array kGather = {
     Algorithm{"knomial", Collective::gather, "k-nomial tree to the root, up to k-1 subtrees a level",
               "ceil(log_k P) steps; a rank sends its subtree's blocks once", kAny, AllgatherFn{&knomial_gather},
               kRadix},
+    Algorithm{"cma", Collective::gather, "single copy (CMA): the root reads every rank's block from its buffer",
+              "2 syncs; the root reads S - its block", kSingleCopy, AllgatherFn{&cma_gather}},
+};
+
+constexpr std::array kScatter = {
+    Algorithm{"linear", Collective::scatter, "the root sends every rank its block at once",
+              "1 step; the root sends P-1 messages, S - its block", kAny, ScatterFn{&linear_scatter}},
+    Algorithm{"binomial", Collective::scatter, "binomial tree from the root, each rank forwarding its subtree's blocks",
+              "ceil(lg P) steps; a rank receives its subtree's blocks once", kAny, ScatterFn{&binomial_scatter}},
+    Algorithm{"knomial", Collective::scatter, "k-nomial tree from the root, up to k-1 subtrees a level",
+              "ceil(log_k P) steps; a rank receives its subtree's blocks once", kAny, ScatterFn{&knomial_scatter},
+              kRadix},
+    Algorithm{"cma", Collective::scatter, "single copy (CMA): each rank reads its block from the root's buffer",
+              "2 syncs; each rank reads its block", kSingleCopy, ScatterFn{&cma_scatter}},
+};
+
+// gatherv and scatterv: only the root knows every count, so only the schedules that read their
+// own count away from the root.
+constexpr std::array kGatherv = {
+    Algorithm{"linear", Collective::gatherv, "every rank sends its block to the root, which takes them all at once",
+              "1 step; the root receives P-1 messages, S - its block", kAny, AllgatherFn{&linear_gather}},
+    Algorithm{"cma", Collective::gatherv, "single copy (CMA): the root reads every rank's block from its buffer",
+              "2 syncs; the root reads S - its block", kSingleCopy, AllgatherFn{&cma_gather}},
+};
+
+constexpr std::array kScatterv = {
+    Algorithm{"linear", Collective::scatterv, "the root sends every rank its block at once",
+              "1 step; the root sends P-1 messages, S - its block", kAny, ScatterFn{&linear_scatter}},
+    Algorithm{"cma", Collective::scatterv,
+              "single copy (CMA): each rank reads its block from the root's buffer, at an offset the root posts",
+              "2 syncs; each rank reads its block", kSingleCopy, ScatterFn{&cma_scatter}},
 };
 
 constexpr std::array kExscan = {
@@ -240,7 +272,7 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall, kScan, kExscan, kGather);
+           kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter, kGatherv, kScatterv);
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

@@ -188,7 +188,11 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
         }
         d->device = 1;
         c->core.memory = LOOM_MEMORY_CUDA;
-        if (LOOM_BLOCKING == mpi->kind) {
+        if (LOOM_BLOCKING == mpi->kind && loom_coll_counts_at_root_only(mpi->coll)) {
+            /* Staging cuts every block into pieces by the counts, which only gatherv's and
+             * scatterv's root knows: the ranks would cut differently. They run on host copies. */
+            c->dense = 0;
+        } else if (LOOM_BLOCKING == mpi->kind) {
             c->core.copier = copier;
             c->core.staging_bytes = loom_device_staging_bytes();
         }
