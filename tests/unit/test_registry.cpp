@@ -27,7 +27,10 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
     {Collective::scan, {"linear", "recursive_doubling"}},
     {Collective::exscan, {"linear", "recursive_doubling"}},
-    {Collective::gather, {"linear", "binomial", "knomial"}},
+    {Collective::gather, {"linear", "binomial", "knomial", "cma"}},
+    {Collective::scatter, {"linear", "binomial", "knomial", "cma"}},
+    {Collective::gatherv, {"linear", "cma"}},
+    {Collective::scatterv, {"linear", "cma"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }
