@@ -382,6 +382,32 @@ TEST_CASE("run_staged: gather to a root that is not rank 0, in place at the root
             [](int, int) { return kAll; });
 }
 
+TEST_CASE("run_staged: scatter from a root that is not rank 0, in place at the root and not", "[staging]")
+{
+    for (bool in_place : {false, true})
+        check_collective(
+            Collective::scatter,
+            [&](int r, int P) {
+                RankCall rc;
+                const int root = 1 % P;
+                rc.counts.assign(std::size_t(P), 29);
+                if (r == root) { // every block; in place no receive buffer (rbuf null)
+                    for (int q = 0; q < P; ++q) {
+                        const Bytes block = pattern(q, 29);
+                        rc.send.insert(rc.send.end(), block.begin(), block.end());
+                    }
+                    if (!in_place) rc.recv = Bytes(29, std::byte{0x5a});
+                } else { // the others have no send buffer
+                    rc.in_place = true;
+                    rc.recv = Bytes(29, std::byte{0x5a});
+                }
+                rc.call.coll = LOOM_COLL_SCATTER;
+                rc.call.root = root;
+                return rc;
+            },
+            [](int, int) { return kAll; });
+}
+
 TEST_CASE("run_staged: alltoall, in place and not; barrier", "[staging]")
 {
     for (bool in_place : {false, true}) {
