@@ -116,14 +116,16 @@ std::size_t sum(const std::size_t* counts, int n)
 //   gathered   the whole gathered vector: sum(counts) units (allgather)
 //   scattered  the whole scattered vector: sum(counts) units (scatter)
 //   per_peer   one block: what each rank sends to each peer (alltoall)
+//   per_peer_v 0 (alltoallv, alltoallw: below)
 //   none       0 (barrier)
-// A unit is an element of the op for a reduction, a byte otherwise. Where only the root knows
-// every count (gatherv, scatterv) it is 0: the size must be one that every rank knows, so that
-// every rank chooses alike, and their rules can choose by the communicator alone.
+// A unit is an element of the op for a reduction, a byte otherwise. Where the counts differ from
+// rank to rank (gatherv, scatterv: only the root knows them all; alltoallv, alltoallw) it is 0:
+// the size must be one that every rank knows, so that every rank chooses alike, and their rules
+// can choose by the communicator alone.
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     const Collective c = collective_of(call);
-    if (counts_at_root_only(c)) return 0;
+    if (counts_differ_by_rank(c)) return 0;
     const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
     switch (layout(c)) {
     case Layout::vector:
@@ -131,6 +133,7 @@ std::size_t message_bytes(const loom_call_t& call, int comm_size)
     case Layout::split:
     case Layout::gathered:
     case Layout::scattered: return sum(call.counts, comm_size) * unit;
+    case Layout::per_peer_v: return 0;
     case Layout::none: return 0;
     }
     return 0;
@@ -177,6 +180,12 @@ struct Dispatch {
         f(net, mem, ScanArgs{call.sbuf, call.rbuf, call.count, to_reduction(call.op), call.segment_bytes});
     }
     void operator()(ScatterFn f) const { f(net, mem, ScatterArgs{call.sbuf, call.rbuf, counts(), call.root, call.radix}); }
+    void operator()(AlltoallvFn f) const
+    {
+        const std::size_t P = std::size_t(net.size());
+        f(net, mem,
+          AlltoallvArgs{call.sbuf, call.rbuf, {call.counts, P}, {call.counts + P, P}, call.max_requests});
+    }
 };
 
 } // namespace

@@ -151,6 +151,8 @@ typedef enum loom_coll {
 #define LOOM_PER_RANK_COUNTS_rooted_exchange 0
 #define LOOM_PER_RANK_COUNTS_rooted_exchange_v 1
 #define LOOM_PER_RANK_COUNTS_scatter_v 1
+#define LOOM_PER_RANK_COUNTS_exchange_vv 1
+#define LOOM_PER_RANK_COUNTS_exchange_w 1
 #define LOOM_PER_RANK_COUNTS_broadcast 0
 #define LOOM_PER_RANK_COUNTS_sync 0
 
@@ -184,6 +186,7 @@ typedef enum loom_layout {
     LOOM_LAYOUT_gathered,
     LOOM_LAYOUT_per_peer,
     LOOM_LAYOUT_scattered,
+    LOOM_LAYOUT_per_peer_v,
     LOOM_LAYOUT_none
 } loom_layout_t;
 static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
@@ -203,6 +206,8 @@ static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
  *   gathered   counts[i] units contributed by rank i (dense, rank order)
  *   per_peer   count units per block
  *   scattered  counts[i] units for rank i (dense, rank order), sent from the root
+ *   per_peer_v counts[i] units to rank i, counts[P + i] units from it (2P entries; each dense,
+ *              rank order)
  *   none       nothing
  * sbuf == NULL means in place. */
 /* What serves a call decided while its communicator's segment is PENDING if the set-up fails
@@ -221,12 +226,13 @@ typedef struct loom_call {
     const void *sbuf;
     void *rbuf;
     size_t count;
-    const size_t *counts; /* comm_size entries, or NULL */
+    const size_t *counts; /* comm_size entries (per_peer_v: 2 x comm_size), or NULL */
     int root;
     loom_reduction_t op;    /* reductions only */
     size_t segment_bytes;   /* pipelined algorithms; 0: their default */
     size_t buffer_bytes;    /* PAT's intermediate buffer; 0: its default */
     size_t radix;           /* k-nomial trees' radix; 0: their default */
+    size_t max_requests;    /* linear alltoallv: requests in flight per direction; 0: its default */
     const void *chosen;     /* set by loom_choose: the algorithm itself, so loom_run need not
                              look its name up on every call; NULL: loom_run looks it up */
     const void *leaders;    /* set by loom_choose for a hierarchical algorithm: the flat algorithm

@@ -61,6 +61,7 @@ enum class Layout : int {
     gathered = LOOM_LAYOUT_gathered,
     per_peer = LOOM_LAYOUT_per_peer,
     scattered = LOOM_LAYOUT_scattered,
+    per_peer_v = LOOM_LAYOUT_per_peer_v,
     none = LOOM_LAYOUT_none,
 };
 
@@ -104,6 +105,12 @@ constexpr bool per_rank_counts(Collective c)
 // own. Their message size is then no rank's to choose by (message_bytes: 0), and an algorithm
 // listed for them reads only its own count away from the root.
 constexpr bool counts_at_root_only(Collective c) { return rooted(c) && per_rank_counts(c); }
+
+// Whether a call's counts may differ from rank to rank, so that no two ranks need agree on them
+// (gatherv, scatterv: the root's and the others'; alltoallv, alltoallw: each rank's own). Such a
+// call's message size is 0 (message_bytes) and its device buffers are not staged (staging cuts
+// blocks into pieces by the counts, which every rank must then cut alike).
+constexpr bool counts_differ_by_rank(Collective c) { return counts_at_root_only(c) || layout(c) == Layout::per_peer_v; }
 
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
@@ -155,8 +162,9 @@ using BarrierFn = void (*)(Transport&, MemoryOps&, const BarrierArgs&);
 using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
 using ScanFn = void (*)(Transport&, MemoryOps&, const ScanArgs&);
 using ScatterFn = void (*)(Transport&, MemoryOps&, const ScatterArgs&);
+using AlltoallvFn = void (*)(Transport&, MemoryOps&, const AlltoallvArgs&);
 using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn,
-                            ScatterFn>;
+                            ScatterFn, AlltoallvFn>;
 
 struct Algorithm {
     std::string_view name; // user-facing, e.g. in coll_loom_allreduce_algorithm

@@ -348,6 +348,8 @@ void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier,
         return;
     }
     case Layout::none: run_host(host_call(call)); return;
+    case Layout::per_peer_v: // the glue runs these on host copies (counts_differ_by_rank)
+        throw std::logic_error("run_staged: alltoallv and alltoallw are not staged");
     }
 }
 

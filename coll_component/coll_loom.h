@@ -191,7 +191,10 @@ typedef struct loom_mpi_call {
     const int *counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's) */
     const int *displs;  /* allgatherv, gatherv: one per rank, in extents of dtype */
     const int *scounts; /* the send side's (scatterv: the root's): one per rank */
-    const int *sdispls; /* the send side's (scatterv): one per rank, in extents of sdtype */
+    const int *sdispls; /* the send side's (scatterv, alltoallv(w)): one per rank, in extents of
+                           sdtype (alltoallw: in bytes, as displs are) */
+    struct ompi_datatype_t *const *sdtypes; /* alltoallw: the send side's datatype per rank */
+    struct ompi_datatype_t *const *rdtypes; /* alltoallw: the receive side's datatype per rank */
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int root;

@@ -43,6 +43,18 @@ static size_t total_instances(const loom_buffer_t *b)
     return n;
 }
 
+/* Block i's datatype, where it starts (bytes from b->user) and its data's bytes: alltoallw's
+ * blocks each have their own datatype and a displacement in bytes. */
+static struct ompi_datatype_t *block_type(const loom_buffer_t *b, int i)
+{
+    return NULL != b->dtypes ? b->dtypes[i] : b->dtype;
+}
+static ptrdiff_t block_offset(const loom_buffer_t *b, int i)
+{
+    return NULL != b->dtypes ? (ptrdiff_t)b->displs[i] : block_displ(b, i) * loom_type_extent(b->dtype);
+}
+static size_t block_bytes(const loom_buffer_t *b, int i) { return block_count(b, i) * loom_type_size(block_type(b, i)); }
+
 static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_t *dtype, size_t count, int read,
                        int written)
 {
@@ -52,6 +64,7 @@ static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_
     b->count = count;
     b->counts = NULL;
     b->displs = NULL;
+    b->dtypes = NULL;
     b->read = read;
     b->written = written;
 }
@@ -60,6 +73,18 @@ static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_
 static int dense_in_place(const loom_buffer_t *b)
 {
     if (NULL == b->user) return 1;
+    if (NULL != b->dtypes) { /* each block one dense run of its datatype, end to end from user */
+        size_t at = 0;
+        for (int i = 0; i < b->blocks; ++i) {
+            const size_t n = block_count(b, i);
+            if (0 == n) continue;
+            ptrdiff_t true_lb, true_extent;
+            loom_type_true_extent(block_type(b, i), &true_lb, &true_extent);
+            if (0 != true_lb || block_offset(b, i) != (ptrdiff_t)at || !loom_dense_run(block_type(b, i), n)) return 0;
+            at += block_bytes(b, i);
+        }
+        return 1;
+    }
     ptrdiff_t next = 0;
     for (int i = 0; i < b->blocks; ++i) {
         if (block_displ(b, i) != next) return 0;
@@ -72,6 +97,7 @@ static int dense_in_place(const loom_buffer_t *b)
 static char *dense_start(const loom_buffer_t *b)
 {
     if (NULL == b->user) return NULL;
+    if (NULL != b->dtypes) return (char *)b->user; /* dense_in_place: the blocks start at user */
     ptrdiff_t true_lb, true_extent;
     loom_type_true_extent(b->dtype, &true_lb, &true_extent);
     return (char *)b->user + true_lb;
@@ -215,6 +241,30 @@ static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_commu
         if (!(root && MPI_IN_PLACE == m->rbuf)) set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
         return NULL;
     }
+    case LOOM_LAYOUT_per_peer_v: { /* alltoallv(w): counts[i] bytes to rank i, counts[P + i] from it */
+        if (OMPI_SUCCESS != (*rc = ensure_counts(c, 2 * size))) return "out of memory";
+        for (int i = 0; i < size; ++i) {
+            const int n = m->counts[i];
+            if (n < 0 || (!in_place && m->scounts[i] < 0)) return "negative count";
+            c->counts[size + i] = (size_t)n * loom_type_size(NULL != m->rdtypes ? m->rdtypes[i] : m->dtype);
+            /* In place the send side is the receive side (MPI ignores the send arguments). */
+            c->counts[i] = in_place ? c->counts[size + i]
+                                    : (size_t)m->scounts[i] * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
+        }
+        if (!in_place) {
+            set_buffer(&c->send, m->sbuf, m->sdtype, 0, LOOM_READ_ALL, 0);
+            c->send.blocks = size;
+            c->send.counts = m->scounts;
+            c->send.displs = m->sdispls;
+            c->send.dtypes = m->sdtypes;
+        }
+        set_buffer(&c->recv, m->rbuf, m->dtype, 0, in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
+        c->recv.blocks = size;
+        c->recv.counts = m->counts;
+        c->recv.displs = m->displs;
+        c->recv.dtypes = m->rdtypes;
+        return NULL;
+    }
     default: /* none: barrier */ return NULL;
     }
 }
@@ -282,19 +332,17 @@ static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
         v->data = dense_start(b);
         return OMPI_SUCCESS;
     }
-    const size_t type_size = loom_type_size(b->dtype);
-    const size_t bytes = total_instances(b) * type_size;
+    size_t bytes = 0;
+    for (int i = 0; i < b->blocks; ++i) bytes += block_bytes(b, i);
     v->data = v->scratch = malloc(bytes > 0 ? bytes : 1);
     if (NULL == v->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
-    const ptrdiff_t extent = loom_type_extent(b->dtype);
     size_t offset = 0;
     for (int i = 0; i < b->blocks; ++i) {
-        const size_t n = block_count(b, i);
         if (LOOM_READ_ALL == b->read || i == b->read) {
-            int rc = loom_pack((char *)b->user + block_displ(b, i) * extent, n, b->dtype, v->data + offset);
+            int rc = loom_pack((char *)b->user + block_offset(b, i), block_count(b, i), block_type(b, i), v->data + offset);
             if (OMPI_SUCCESS != rc) return rc;
         }
-        offset += n * type_size;
+        offset += block_bytes(b, i);
     }
     return OMPI_SUCCESS;
 }
@@ -302,14 +350,11 @@ static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
 static int movement_view_out(const loom_view_t *v, const loom_buffer_t *b)
 {
     if (NULL == v->scratch || !b->written) return OMPI_SUCCESS;
-    const size_t type_size = loom_type_size(b->dtype);
-    const ptrdiff_t extent = loom_type_extent(b->dtype);
     size_t offset = 0;
     for (int i = 0; i < b->blocks; ++i) {
-        const size_t n = block_count(b, i);
-        int rc = loom_unpack(v->data + offset, (char *)b->user + block_displ(b, i) * extent, n, b->dtype);
+        int rc = loom_unpack(v->data + offset, (char *)b->user + block_offset(b, i), block_count(b, i), block_type(b, i));
         if (OMPI_SUCCESS != rc) return rc;
-        offset += n * type_size;
+        offset += block_bytes(b, i);
     }
     return OMPI_SUCCESS;
 }
@@ -350,14 +395,15 @@ int loom_views_out(loom_glue_call_t *c)
 /* The bytes [*start, *start + *bytes) relative to b->user that its blocks cover. */
 static void span_of(const loom_buffer_t *b, ptrdiff_t *start, size_t *bytes)
 {
-    const ptrdiff_t extent = loom_type_extent(b->dtype);
-    ptrdiff_t true_lb, true_extent, lo = 0, hi = 0;
-    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
+    ptrdiff_t lo = 0, hi = 0;
     int any = 0;
     for (int i = 0; i < b->blocks; ++i) {
         const size_t n = block_count(b, i);
         if (0 == n) continue;
-        const ptrdiff_t first = block_displ(b, i) * extent + true_lb;
+        const ptrdiff_t extent = loom_type_extent(block_type(b, i));
+        ptrdiff_t true_lb, true_extent;
+        loom_type_true_extent(block_type(b, i), &true_lb, &true_extent);
+        const ptrdiff_t first = block_offset(b, i) + true_lb;
         const ptrdiff_t last = first + true_extent + (ptrdiff_t)(n - 1) * extent;
         if (!any || first < lo) lo = first;
         if (!any || last > hi) hi = last;

@@ -25,6 +25,8 @@ typedef struct loom_buffer {
     size_t count;
     const int *counts; /* NULL: `count` instances in every block */
     const int *displs; /* NULL: block i at i x count */
+    struct ompi_datatype_t *const *dtypes; /* alltoallw: block i's datatype (dtype unused), and
+                                              displs in bytes; NULL: dtype for every block */
     int read;          /* LOOM_READ_* or a block index */
     int written;       /* 1: the call writes it */
 } loom_buffer_t;

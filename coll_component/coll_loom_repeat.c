@@ -24,7 +24,7 @@
 /* 1 if a call's decision may be kept: no per-rank counts, predefined datatypes and op. */
 static int remembered(const loom_mpi_call_t *mpi)
 {
-    return NULL == mpi->counts && NULL == mpi->scounts && (NULL == mpi->dtype || ompi_datatype_is_predefined(mpi->dtype)) &&
+    return NULL == mpi->counts && NULL == mpi->scounts && NULL == mpi->sdtypes && (NULL == mpi->dtype || ompi_datatype_is_predefined(mpi->dtype)) &&
            (NULL == mpi->sdtype || ompi_datatype_is_predefined(mpi->sdtype)) &&
            (NULL == mpi->op || ompi_op_is_intrinsic(mpi->op));
 }

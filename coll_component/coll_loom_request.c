@@ -99,6 +99,9 @@ typedef struct loom_request_t {
     int *arrays;
     int inline_arrays[2 * 32];
     void *held[3];
+    /* alltoallw: its own copy of the two datatype arrays (mpi points at it), each user-defined
+     * datatype in them held once per entry; NULL: none. */
+    struct ompi_datatype_t **type_arrays;
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);
@@ -149,6 +152,19 @@ static int keep_arguments(loom_request_t *r, int size, int rank)
                 a += per;
             }
     }
+    if (NULL != r->mpi.sdtypes || NULL != r->mpi.rdtypes) { /* alltoallw: a datatype per rank and side */
+        struct ompi_datatype_t **t = malloc(2 * per * sizeof(*t));
+        if (NULL == t) return OMPI_ERR_OUT_OF_RESOURCE;
+        for (size_t i = 0; i < per; ++i) {
+            t[i] = NULL != r->mpi.sdtypes ? r->mpi.sdtypes[i] : NULL;
+            t[per + i] = NULL != r->mpi.rdtypes ? r->mpi.rdtypes[i] : NULL;
+        }
+        for (size_t i = 0; i < 2 * per; ++i)
+            if (NULL != t[i] && !ompi_datatype_is_predefined(t[i])) OBJ_RETAIN(t[i]);
+        r->type_arrays = t;
+        if (NULL != r->mpi.sdtypes) r->mpi.sdtypes = t;
+        if (NULL != r->mpi.rdtypes) r->mpi.rdtypes = t + per;
+    }
     struct ompi_datatype_t *types[2] = {r->mpi.dtype, r->mpi.sdtype};
     for (int i = 0; i < 2; ++i)
         if (NULL != types[i] && !ompi_datatype_is_predefined(types[i]) && (0 == i || types[1] != types[0])) {
@@ -173,6 +189,15 @@ static void release(loom_request_t *r)
             OBJ_RELEASE(held);
             r->held[i] = NULL;
         }
+    if (NULL != r->type_arrays) {
+        for (int i = 0; i < 2 * ompi_comm_size(r->comm); ++i)
+            if (NULL != r->type_arrays[i] && !ompi_datatype_is_predefined(r->type_arrays[i])) {
+                opal_object_t *held = (opal_object_t *)r->type_arrays[i];
+                OBJ_RELEASE(held);
+            }
+        free(r->type_arrays);
+        r->type_arrays = NULL;
+    }
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_resumable_free(r->kept);
     r->kept = NULL;
@@ -430,6 +455,7 @@ static loom_request_t *request_alloc(struct ompi_communicator_t *comm, int persi
     r->arrays = NULL;
     r->own_shm = NULL;
     r->held[0] = r->held[1] = r->held[2] = NULL;
+    r->type_arrays = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);
     return r;

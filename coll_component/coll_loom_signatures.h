@@ -80,6 +80,28 @@
       .dtype = rdtype, .root = root
 #define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
 
+#define LOOM_PARAMS_exchange_vv                                                                               \
+    const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,     \
+        const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_exchange_vv   sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
+#define LOOM_FROM_exchange_vv(c) \
+    (c)->sbuf, (c)->scounts, (c)->sdispls, (c)->sdtype, (c)->rbuf, (c)->counts, (c)->displs, (c)->dtype,
+#define LOOM_RECORD_exchange_vv                                                                                 \
+    , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, \
+      .displs = rdispls, .dtype = rdtype
+#define LOOM_REPEAT_exchange_vv(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+
+#define LOOM_PARAMS_exchange_w                                                                                 \
+    const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, \
+        const int *rcounts, const int *rdispls, struct ompi_datatype_t *const *rdtypes,
+#define LOOM_ARGS_exchange_w   sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes,
+#define LOOM_FROM_exchange_w(c) \
+    (c)->sbuf, (c)->scounts, (c)->sdispls, (c)->sdtypes, (c)->rbuf, (c)->counts, (c)->displs, (c)->rdtypes,
+#define LOOM_RECORD_exchange_w                                                                                  \
+    , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .counts = rcounts, \
+      .displs = rdispls, .rdtypes = rdtypes
+#define LOOM_REPEAT_exchange_w(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,
 #define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,

@@ -107,6 +107,12 @@ static unsigned long long mpi_bytes(const loom_mpi_call_t *m, int size, int rank
         for (int i = 0; i < size; ++i) sum += m->scounts[i] > 0 ? (unsigned long long)m->scounts[i] : 0;
         return sum * stype;
     }
+    case LOOM_LAYOUT_per_peer_v: /* alltoallv(w): the bytes this rank sends */
+        for (int i = 0; i < size && NULL != m->scounts; ++i) {
+            struct ompi_datatype_t *t = NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype;
+            sum += m->scounts[i] > 0 && NULL != t ? (unsigned long long)m->scounts[i] * loom_type_size(t) : 0;
+        }
+        return sum;
     case LOOM_LAYOUT_none: return 0;
     }
     return 0;

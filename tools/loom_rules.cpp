@@ -204,6 +204,7 @@ const char* size_meaning(Collective c)
     case Layout::split: return "the whole input vector";
     case Layout::gathered: return "the whole gathered vector";
     case Layout::scattered: return "the whole scattered vector";
+    case Layout::per_peer_v: return "always 0 (each rank's counts are its own)";
     case Layout::per_peer: return "one block, the bytes each rank sends to each peer";
     case Layout::none: return "always 0";
     case Layout::vector: return "the vector";

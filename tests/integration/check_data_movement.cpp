@@ -358,4 +358,104 @@ void check_scatterv(const Setting& s)
             }
 }
 
+// ---- alltoallv, alltoallw: a different count for every pair of ranks (some empty), the send
+// blocks in reversed rank order and the receive blocks in rank order, each with a gap before
+// it. In place (MPI_IN_PLACE) the receive layout serves both ways, so the counts are symmetric.
+// alltoallw sends every other block as a vector type with holes, with displacements in bytes. ----
+
+namespace {
+int pair_count(int from, int to, int scale, bool symmetric)
+{
+    const int a = symmetric ? std::min(from, to) : from, b = symmetric ? std::max(from, to) : to;
+    const int k = (a * 7 + b * 3) % 5;
+    return k == 0 ? 0 : k * scale;
+}
+int pair_value(int from, int to, int i) { return from * 1000003 + to * 1009 + i; }
+
+// One side of rank me's call: per-peer counts and displacements (ints), blocks in rank order or
+// reversed, each after a gap of 2.
+struct PeerBlocks {
+    std::vector<int> counts, displs;
+    int extent = 0;
+};
+PeerBlocks peer_blocks(int size, int me, bool sending, bool reversed, int scale, bool symmetric)
+{
+    PeerBlocks b;
+    b.counts.resize(std::size_t(size)), b.displs.resize(std::size_t(size));
+    for (int k = 0; k < size; ++k) {
+        const int q = reversed ? size - 1 - k : k;
+        b.counts[std::size_t(q)] = sending ? pair_count(me, q, scale, symmetric) : pair_count(q, me, scale, symmetric);
+        b.displs[std::size_t(q)] = b.extent + 2;
+        b.extent += b.counts[std::size_t(q)] + 2;
+    }
+    return b;
+}
+
+// Rank me's alltoallv (w: as alltoallw, odd peers' blocks sent as `holey`, {int, hole, int} of
+// half the count) with its reference result.
+void alltoall_v_case(const Setting& s, bool w, MPI_Datatype holey, int scale, bool in_place)
+{
+    const PeerBlocks sb = peer_blocks(s.size, s.rank, true, true, scale, in_place);
+    const PeerBlocks rb = peer_blocks(s.size, s.rank, false, false, scale, in_place);
+    // alltoallw's holey blocks lie past the dense layout, 3/2 the ints each (counts are even:
+    // scale 2 and 700): three times its extent holds both.
+    std::vector<int> send(std::size_t(sb.extent) * 3, kUntouched), recv(std::size_t(rb.extent), kUntouched);
+    std::vector<int> expected = recv, scounts = sb.counts, sdispls(std::size_t(s.size)), rdispls(std::size_t(s.size));
+    std::vector<MPI_Datatype> stypes(std::size_t(s.size), MPI_INT), rtypes(std::size_t(s.size), MPI_INT);
+    for (int q = 0, at = 0; q < s.size; ++q) {
+        const auto Q = std::size_t(q);
+        for (int i = 0; i < rb.counts[Q]; ++i) expected[std::size_t(rb.displs[Q] + i)] = pair_value(q, s.rank, i);
+        rdispls[Q] = w ? rb.displs[Q] * int(sizeof(int)) : rb.displs[Q];
+        if (in_place) {
+            for (int i = 0; i < rb.counts[Q]; ++i) recv[std::size_t(rb.displs[Q] + i)] = pair_value(s.rank, q, i);
+            continue;
+        }
+        const bool holey_block = w && q % 2 == 1;
+        sdispls[Q] = w ? sb.displs[Q] * int(sizeof(int)) : sb.displs[Q];
+        if (holey_block) {
+            // Its own region past the dense layout: ints at [base, base + 3 n / 2).
+            const int base = sb.extent + at;
+            sdispls[Q] = base * int(sizeof(int));
+            stypes[Q] = holey;
+            scounts[Q] = sb.counts[Q] / 2;
+            for (int e = 0; e < scounts[Q]; ++e) {
+                send[std::size_t(base + 3 * e)] = pair_value(s.rank, q, 2 * e);
+                send[std::size_t(base + 3 * e + 2)] = pair_value(s.rank, q, 2 * e + 1);
+            }
+            at += 3 * scounts[Q] + 1;
+        } else {
+            for (int i = 0; i < sb.counts[Q]; ++i) send[std::size_t(sb.displs[Q] + i)] = pair_value(s.rank, q, i);
+        }
+    }
+    const std::vector<int> sent = send;
+    const char* coll = w ? "alltoallw" : "alltoallv";
+    const std::string name = "scale=" + std::to_string(scale) + (in_place ? " in-place" : "");
+    expect_call(s, coll, Expect::served, name, [&] {
+        const void* sbuf = in_place ? MPI_IN_PLACE : send.data();
+        if (w)
+            alltoallw(sbuf, scounts.data(), sdispls.data(), stypes.data(), recv.data(), rb.counts.data(), rdispls.data(),
+                      rtypes.data(), s.comm);
+        else
+            alltoallv(sbuf, sb.counts.data(), sb.displs.data(), MPI_INT, recv.data(), rb.counts.data(), rb.displs.data(),
+                      MPI_INT, s.comm);
+    });
+    if (send != sent) fail(s, std::string(coll) + " " + name + ": the send buffer written");
+    if (recv != expected) fail(s, std::string(coll) + " " + name + ": wrong block, or a gap written");
+}
+} // namespace
+
+void check_alltoallv(const Setting& s)
+{
+    for (int scale : {2, 700})
+        for (bool in_place : {false, true}) alltoall_v_case(s, false, MPI_INT, scale, in_place);
+}
+
+void check_alltoallw(const Setting& s)
+{
+    HoleyTypes types = make_holey_types();
+    for (int scale : {2, 700})
+        for (bool in_place : {false, true}) alltoall_v_case(s, true, types.vector, scale, in_place);
+    free_holey_types(types);
+}
+
 } // namespace check

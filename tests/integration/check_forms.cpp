@@ -138,6 +138,24 @@ int scatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Dataty
                                  &request));
 }
 
+int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,
+              const int* rcounts, const int* rdispls, MPI_Datatype rtype, MPI_Comm comm)
+{
+    IN_FORM(MPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+            MPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &request),
+            PERSISTENT(Alltoallv)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, MPI_INFO_NULL,
+                                  &request));
+}
+
+int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, const MPI_Datatype* stypes, void* rbuf,
+              const int* rcounts, const int* rdispls, const MPI_Datatype* rtypes, MPI_Comm comm)
+{
+    IN_FORM(MPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
+            MPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &request),
+            PERSISTENT(Alltoallw)(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, MPI_INFO_NULL,
+                                  &request));
+}
+
 int exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     IN_FORM(MPI_Exscan(sbuf, rbuf, count, type, op, comm), MPI_Iexscan(sbuf, rbuf, count, type, op, comm, &request),

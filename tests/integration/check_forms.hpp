@@ -37,6 +37,10 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
            MPI_Comm comm);
 int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
             MPI_Comm comm);
+int alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,
+              const int* rcounts, const int* rdispls, MPI_Datatype rtype, MPI_Comm comm);
+int alltoallw(const void* sbuf, const int* scounts, const int* sdispls, const MPI_Datatype* stypes, void* rbuf,
+              const int* rcounts, const int* rdispls, const MPI_Datatype* rtypes, MPI_Comm comm);
 int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts, const int* displs,
             MPI_Datatype rtype, int root, MPI_Comm comm);
 int scatterv(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf, int rcount,

@@ -67,6 +67,8 @@ void check_gather(const Setting& s);
 void check_scatter(const Setting& s);
 void check_gatherv(const Setting& s);
 void check_scatterv(const Setting& s);
+void check_alltoallv(const Setting& s);
+void check_alltoallw(const Setting& s);
 
 // Counts used by most checks: empty, one, around P, odd, and large.
 inline std::vector<int> counts_for(int size)

@@ -55,6 +55,8 @@ const CollectiveChecks kCollectives[] = {
     {loom::Collective::scatter, check::check_scatter},
     {loom::Collective::gatherv, check::check_gatherv},
     {loom::Collective::scatterv, check::check_scatterv},
+    {loom::Collective::alltoallv, check::check_alltoallv},
+    {loom::Collective::alltoallw, check::check_alltoallw},
 };
 static_assert(std::size(kCollectives) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

@@ -55,6 +55,8 @@ const CollectiveCheck kChecks[] = {
     {loom::Collective::scatter, exact::check_scatter},
     {loom::Collective::gatherv, exact::check_gatherv},
     {loom::Collective::scatterv, exact::check_scatterv},
+    {loom::Collective::alltoallv, exact::check_alltoallv},
+    {loom::Collective::alltoallw, exact::check_alltoallw},
 };
 static_assert(std::size(kChecks) == std::size_t(loom::kCollectiveCount),
               "every row of algorithms/collectives.def has its check here");

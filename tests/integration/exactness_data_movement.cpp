@@ -176,6 +176,63 @@ void rooted_v_case(const Setting& s, bool gather, int root, const std::vector<in
     });
 }
 
+// MPI_Alltoallv (w: MPI_Alltoallw, displacements in bytes, a datatype per peer): rank r sends
+// c(r, q) elements of `shape` to rank q; the send blocks lie in reversed rank order, the receive
+// blocks in rank order, each after a gap of one element that must stay untouched. In place the
+// receive layout serves both ways (c symmetric).
+void alltoall_v_case(const Setting& s, bool w, Shape shape, int scale, bool in_place)
+{
+    const int P = s.size, me = s.rank;
+    const std::size_t ext = extent(shape);
+    auto c = [&](int from, int to) {
+        const int a = in_place ? std::min(from, to) : from, b = in_place ? std::max(from, to) : to;
+        const int k = (a * 7 + b * 3) % 5;
+        return k == 0 ? 0 : k * scale;
+    };
+    const auto n = static_cast<std::size_t>(P);
+    std::vector<int> sc(n), sd(n), rc(n), rd(n);
+    int snext = 1, rnext = 1;
+    for (int k = 0; k < P; ++k) {
+        const auto q = std::size_t(P - 1 - k);
+        sc[q] = c(me, int(q)), sd[q] = snext, snext += sc[q] + 1;
+    }
+    for (int q = 0; q < P; ++q) rc[std::size_t(q)] = c(q, me), rd[std::size_t(q)] = rnext, rnext += rc[std::size_t(q)] + 1;
+    Buffer recv("receive buffer", std::size_t(rnext) * ext, 2 + unsigned(me) * 8);
+    recv.outside("a gap between blocks");
+    std::unique_ptr<Buffer> send;
+    if (in_place) {
+        for (int q = 0; q < P; ++q) put_block(recv, std::size_t(rd[std::size_t(q)]) * ext, Side{rc[std::size_t(q)], shape}, me, q);
+    } else {
+        send = std::make_unique<Buffer>("send buffer", std::size_t(snext) * ext, 1 + unsigned(me) * 8);
+        send->outside("a gap between blocks");
+        for (int q = 0; q < P; ++q) {
+            put_block(*send, std::size_t(sd[std::size_t(q)]) * ext, Side{sc[std::size_t(q)], shape}, me, q);
+            send->part("block", std::size_t(sd[std::size_t(q)]) * ext, std::size_t(sc[std::size_t(q)]), shape,
+                       "to rank " + std::to_string(q));
+        }
+        send->freeze();
+    }
+    for (int q = 0; q < P; ++q)
+        recv.part("block", std::size_t(rd[std::size_t(q)]) * ext, std::size_t(rc[std::size_t(q)]), shape,
+                  "from rank " + std::to_string(q));
+    recv.freeze();
+    for (int q = 0; q < P; ++q) expect_block(recv, std::size_t(rd[std::size_t(q)]) * ext, Side{rc[std::size_t(q)], shape}, q, me);
+    const std::string what = "scale=" + std::to_string(scale) + " " + name(shape) + in_place_text(in_place);
+    run_case(s, what, kind_of({1, shape}, {1, shape}, in_place), 0, {send.get(), &recv}, [&] {
+        const void* sbuf = in_place ? MPI_IN_PLACE : send->body();
+        if (!w) {
+            MPI_Alltoallv(sbuf, sc.data(), sd.data(), mpi_type(shape), recv.body(), rc.data(), rd.data(), mpi_type(shape),
+                          s.comm);
+            return;
+        }
+        std::vector<int> sdb(sd), rdb(rd);
+        for (int& d : sdb) d *= int(ext);
+        for (int& d : rdb) d *= int(ext);
+        const std::vector<MPI_Datatype> types(std::size_t(P), mpi_type(shape));
+        MPI_Alltoallw(sbuf, sc.data(), sdb.data(), types.data(), recv.body(), rc.data(), rdb.data(), types.data(), s.comm);
+    });
+}
+
 // MPI_Scatter from `root`: block r of the root's send buffer (send_side each) goes to rank r's
 // receive buffer (recv_side); the root's send buffer is unchanged, and in place (MPI_IN_PLACE as
 // its receive buffer) the root receives nothing.
@@ -327,6 +384,18 @@ void rooted_v_cases(const Setting& s, bool gather)
 }
 
 void check_gatherv(const Setting& s) { rooted_v_cases(s, true); }
+
+void alltoall_v_cases(const Setting& s, bool w)
+{
+    for (int scale : {1, 3, 1000})
+        for (bool in_place : {false, true}) alltoall_v_case(s, w, Shape::ints, scale, in_place);
+    for (bool in_place : {false, true}) {
+        alltoall_v_case(s, w, Shape::vector, 2, in_place);
+        alltoall_v_case(s, w, Shape::padded, 37, in_place);
+    }
+}
+void check_alltoallv(const Setting& s) { alltoall_v_cases(s, false); }
+void check_alltoallw(const Setting& s) { alltoall_v_cases(s, true); }
 void check_scatterv(const Setting& s) { rooted_v_cases(s, false); }
 
 void check_allgatherv(const Setting& s)

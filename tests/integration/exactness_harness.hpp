@@ -114,6 +114,8 @@ void check_gather(const Setting& s);
 void check_scatter(const Setting& s);
 void check_gatherv(const Setting& s);
 void check_scatterv(const Setting& s);
+void check_alltoallv(const Setting& s);
+void check_alltoallw(const Setting& s);
 void check_reduce(const Setting& s);
 void check_reduce_scatter_block(const Setting& s);
 void check_reduce_scatter(const Setting& s);

@@ -176,6 +176,18 @@ RankCall prepare(Collective c, int r, int P, int k)
         }
         break;
     }
+    case Layout::per_peer_v: { // alltoallv: c(r, q) bytes from r to q, some empty
+        auto c_of = [&](int from, int to) { return (from * 3 + to) % 4 == 0 ? std::size_t(0) : n + std::size_t(from + to); };
+        rc.counts.resize(2 * std::size_t(P));
+        std::size_t out = 0, in = 0;
+        for (int q = 0; q < P; ++q) {
+            out += rc.counts[std::size_t(q)] = c_of(r, q);
+            in += rc.counts[std::size_t(P + q)] = c_of(q, r);
+        }
+        rc.send = pattern(r, out, std::size_t(k));
+        rc.recv = Bytes(in, std::byte{0x5a});
+        break;
+    }
     case Layout::none: break;
     case Layout::per_peer:
         rc.call.count = n;

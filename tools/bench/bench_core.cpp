@@ -167,7 +167,8 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
         const std::size_t block = nominal / P / unit; // units per rank
         return block ? std::optional(Case{c, nominal, block * unit * P, block}) : std::nullopt;
     }
-    case Layout::per_peer: {
+    case Layout::per_peer:
+    case Layout::per_peer_v: {
         const std::size_t block = nominal / P / unit; // units to each rank: loom's message size
         return block ? std::optional(Case{c, nominal, block * unit, block}) : std::nullopt;
     }
@@ -184,6 +185,7 @@ void equal_blocks(Buffers& b, int n)
     int P = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     b.counts.assign(std::size_t(P), n);
+    b.types.assign(std::size_t(P), MPI_BYTE); // alltoallw: displacements in bytes, as here
     b.displs.resize(std::size_t(P));
     for (int q = 0; q < P; ++q) b.displs[std::size_t(q)] = q * n;
 }
@@ -200,6 +202,8 @@ void equal_blocks(Buffers& b, int n)
 #define BENCH_ARGS_rooted_exchange s, n, MPI_BYTE, d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_rooted_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, 0,
 #define BENCH_ARGS_scatter_v s, b.counts.data(), b.displs.data(), MPI_BYTE, d, n, MPI_BYTE, 0,
+#define BENCH_ARGS_exchange_vv s, b.counts.data(), b.displs.data(), MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
+#define BENCH_ARGS_exchange_w s, b.counts.data(), b.displs.data(), b.types.data(), d, b.counts.data(), b.displs.data(), b.types.data(),
 #define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
 #define BENCH_ARGS_sync
 } // namespace
@@ -312,7 +316,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t i = 0; i < b.send.size(); ++i) b.send[i] = double(rank + 1) * double(1 + i % 5);
     } else if (layout(c) == Layout::gathered) {
         for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[i] = pattern(r, i);
-    } else if (layout(c) == Layout::per_peer) {
+    } else if (layout(c) == Layout::per_peer || layout(c) == Layout::per_peer_v) {
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i) b.send_bytes()[q * k.count + i] = pattern(r, q, i);
     } else if (layout(c) == Layout::scattered && rank == 0) { // scatter's root: block q to rank q
@@ -349,6 +353,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, i)) return false;
         return true;
     case Layout::per_peer:
+    case Layout::per_peer_v:
         for (std::size_t q = 0; q < P; ++q)
             for (std::size_t i = 0; i < k.count; ++i)
                 if (b.recv_bytes()[q * k.count + i] != pattern(q, r, i)) return false;

@@ -86,6 +86,7 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks);
 struct Buffers {
     std::vector<double> send, recv;
     std::vector<int> counts, displs; // allgatherv and reduce_scatter: equal blocks (call_once fills them)
+    std::vector<MPI_Datatype> types; // alltoallw: MPI_BYTE for every peer
     explicit Buffers(std::size_t max_bytes) : send(max_bytes / sizeof(double) + 1), recv(send.size()) {}
     unsigned char* send_bytes() { return reinterpret_cast<unsigned char*>(send.data()); }
     unsigned char* recv_bytes() { return reinterpret_cast<unsigned char*>(recv.data()); }

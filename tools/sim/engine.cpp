@@ -539,6 +539,10 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
             c.bytes = c.counts[0] * P * unit;
         }
         break;
+    case Layout::per_peer_v: // equal blocks of s.bytes / P to and from every rank
+        c.counts.assign(2 * P, s.bytes / P);
+        c.bytes = s.bytes / P * P;
+        break;
     case Layout::none: c.bytes = 0; break;
     }
     c.buffer_bytes = layout(coll) == Layout::per_peer ? s.bytes * P : s.bytes;
