@@ -28,9 +28,22 @@
 //   allgather(v): each reads the P-1 other blocks: 2 syncs; (P-1)/P S read per rank.
 //   bcast:       the others read S from the root: 2 syncs (the root waits for all readers).
 //   alltoall:    each reads its block from each other rank: 2 syncs; (P-1) S read per rank.
+//   alltoallv:   as alltoall, each pair's block of its own size. A reader cannot know where its
+//                block starts in a peer's input (the sum of the peer's send_bytes before it), so
+//                each rank publishes, beside its input's address, the address of a table of its
+//                P blocks' offsets (on its stack, alive until the final sync), and a reader first
+//                reads its 8-byte entry from the peer, then the block: 2 syncs; each byte
+//                received read once, in 2 reads per peer with a non-empty block (the extra one a
+//                system call of 8 bytes, a fraction of a microsecond; mapped, a load through the
+//                view). Empty blocks cost nothing. A table in the segment would save that call,
+//                but take a region's turn (begin_chunk) and bound P by a slot.
+//   alltoall(v) in place: the input is copied to scratch first (all of it, one local copy),
+//                as the output overwrites it while the others read it.
 // Limits: every rank on one node, the segment set up, host memory (not device buffers: the
 // chooser passes them over), dense buffers (the glue gives dense copies of others). A rank
 // waits for the others at the end of every call: its buffers stay readable until then.
+// alltoallv trusts the counts to match pairwise, as MPI requires: a reader reads recv_bytes[q]
+// from where q's block starts, unchecked.
 #pragma once
 
 #include "collectives.hpp"
@@ -43,5 +56,6 @@ void cma_reduce_scatter(Transport& net, MemoryOps& mem, const ReduceScatterArgs&
 void cma_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 void cma_bcast(Transport& net, MemoryOps& mem, const BcastArgs& args);
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args);
+void cma_alltoallv(Transport& net, MemoryOps& mem, const AlltoallvArgs& args);
 
 } // namespace loom
