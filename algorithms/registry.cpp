@@ -1,5 +1,6 @@
 #include "registry.hpp"
 
+#include "bcube.hpp"
 #include "binomial.hpp"
 #include "bruck.hpp"
 #include "gather.hpp"
@@ -84,6 +85,11 @@ constexpr std::array kAllreduce = {
               "recursive k-ing: whole vectors exchanged in groups of k ranks, one base-k digit a step",
               "floor(log_k P) steps (+2 off powers of k); (k-1) S sent and reduced per step", kCommutative,
               AllreduceFn{&knomial_allreduce}, kRadix},
+    Algorithm{"bcube", Collective::allreduce,
+              "BCube (gloo): reduce-scatter then allgather over a base-B grid, one digit a step, B ranks a group",
+              "2 log_B P steps of B-1 messages at P = B^d (other P: 2 per factor <= B, +2 if a prime factor > B); "
+              "2(P-1)/P S",
+              kCommutative, AllreduceFn{&bcube_allreduce}, kRadix},
 };
 
 // reduce_scatter, and the first algorithms of reduce_scatter_block.

@@ -136,7 +136,8 @@ static int loom_register(void)
     (void)mca_base_component_var_register(
         c, "knomial_radix",
         "Radix of loom's knomial algorithms (bcast, reduce and barrier trees; allreduce's exchange "
-        "groups) where a rule sets no radix=: 2-16 (2 is a binomial tree)",
+        "groups) and base of the bcube allreduce's grid where a rule sets no radix=: 2-16 (2 is a "
+        "binomial tree)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.knomial_radix);
 

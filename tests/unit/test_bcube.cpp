@@ -3,8 +3,9 @@
 // place and not, int32 sums against the rank-ordered fold(); float sums of inexact values, whose
 // result depends on the order of the additions, must still be the same bits on every rank (each
 // element reduced once, then copied); double max and uint8 bxor; the bytes, messages and waits
-// of a full grid and of a folded one are those the header gives.
+// of a full grid and of a folded one are those the header gives; and the registry's record.
 #include "bcube.hpp"
+#include "registry.hpp"
 #include "test_support.hpp"
 
 #include "loom_catch.hpp"
@@ -213,4 +214,14 @@ TEST_CASE("bcube allreduce: off the grid, each extra rank folds into one partner
     CHECK(grid_size(7, 4) == 4);
     CHECK(grid_size(11, 4) == 8);
     CHECK(grid_size(101, 16) == 96);
+}
+
+TEST_CASE("bcube is registered for commutative allreduces and reads the radix", "[bcube][registry]")
+{
+    const Algorithm* a = find_algorithm(Collective::allreduce, "bcube");
+    REQUIRE(a != nullptr);
+    CHECK(a->reads.radix);
+    CHECK(a->needs.commutative_op);
+    CHECK_FALSE(why_not(*a, CallShape{7, 1000, true}).has_value());
+    CHECK(why_not(*a, CallShape{7, 1000, false}).has_value());
 }

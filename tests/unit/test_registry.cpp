@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
     {Collective::allreduce,
      {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "cma",
-      "hierarchical", "hierarchical_rs", "knomial"}},
+      "hierarchical", "hierarchical_rs", "knomial", "bcube"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat", "cma"}},
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "cma", "shm"}},
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
