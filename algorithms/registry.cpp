@@ -1,5 +1,7 @@
 #include "registry.hpp"
 
+#include "bcube.hpp"
+#include "alltoallv.hpp"
 #include "binomial.hpp"
 #include "bruck.hpp"
 #include "gather.hpp"
@@ -85,6 +87,11 @@ constexpr std::array kAllreduce = {
               "recursive k-ing: whole vectors exchanged in groups of k ranks, one base-k digit a step",
               "floor(log_k P) steps (+2 off powers of k); (k-1) S sent and reduced per step", kCommutative,
               AllreduceFn{&knomial_allreduce}, kRadix},
+    Algorithm{"bcube", Collective::allreduce,
+              "BCube (gloo): reduce-scatter then allgather over a base-B grid, one digit a step, B ranks a group",
+              "2 log_B P steps of B-1 messages at P = B^d (other P: 2 per factor <= B, +2 if a prime factor > B); "
+              "2(P-1)/P S",
+              kCommutative, AllreduceFn{&bcube_allreduce}, kRadix},
 };
 
 // reduce_scatter, and the first algorithms of reduce_scatter_block.
@@ -223,6 +230,18 @@ constexpr std::array kScatter = {
               "2 syncs; each rank reads its block", kSingleCopy, ScatterFn{&cma_scatter}},
 };
 
+// alltoallv and alltoallw: the glue packs alltoallw's per-peer datatypes into the same bytes.
+constexpr std::array kAlltoallv = {
+    Algorithm{"pairwise", Collective::alltoallv, "P-1 shift steps, one message each way per step",
+              "P-1 steps; a rank's own sends", kAny, AlltoallvFn{&pairwise_alltoallv}},
+    Algorithm{"linear", Collective::alltoallv,
+              "every send and receive posted, at most coll_loom_alltoallv_max_requests each way at once",
+              "ceil((P-1)/W) rounds; a rank's own sends", kAny, AlltoallvFn{&linear_alltoallv}},
+    Algorithm{"cma", Collective::alltoallv, "single copy (CMA): each rank reads its block from each peer's buffer",
+              "2 syncs; a rank reads its own receives, plus an 8-byte offset per peer", kSingleCopy,
+              AlltoallvFn{&cma_alltoallv}},
+};
+
 // gatherv and scatterv: only the root knows every count, so only the schedules that read their
 // own count away from the root.
 constexpr std::array kGatherv = {
@@ -272,7 +291,8 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter, kGatherv, kScatterv);
+           kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter, kGatherv, kScatterv, kAlltoallv,
+           for_collective(kAlltoallv, Collective::alltoallw));
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

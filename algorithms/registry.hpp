@@ -135,7 +135,7 @@ struct Reads {
     bool segment_size = false; // coll_loom_segment_size, a rule's segment=
     bool pat_buffer = false;   // coll_loom_pat_buffer_size, a rule's buffer=
     bool leaders = false;      // a rule's leaders=: the flat algorithm the node leaders run
-    bool radix = false;        // coll_loom_knomial_radix, a rule's radix=: a k-nomial tree's radix
+    bool radix = false;        // coll_loom_knomial_radix, a rule's radix=: a k-nomial tree's radix, bcube's base
 
     bool operator==(const Reads&) const = default;
 };

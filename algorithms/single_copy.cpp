@@ -323,4 +323,33 @@ void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
     shm.sync();
 }
 
+void cma_alltoallv(Transport& net, MemoryOps& mem, const AlltoallvArgs& args)
+{
+    const SegmentTurn turn(net);
+    ShmComm& shm = single_copy_comm(turn);
+    const int P = shm.size(), me = shm.rank();
+    const BlockOffsets sends(args.send_bytes), recvs(args.recv_bytes);
+    std::byte* out = bytes_of(args.recvbuf);
+    // In place the output overwrites the input the others read: they read a copy.
+    Scratch copy = args.in_place() && recvs.total() != 0 ? mem.scratch(recvs.total()) : no_scratch();
+    if (copy) mem.copy(copy.get(), out, recvs.total());
+    const std::byte* in = copy ? copy.get() : bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
+    // Where each block starts in the input: published as this call's second address, so a reader
+    // first reads its own entry from the peer (the peer alone knows its send_bytes).
+    PerRank<std::size_t, 65> offsets{std::size_t(P)};
+    for (int q = 0; q < P; ++q) offsets[std::size_t(q)] = sends.begin(q);
+    exchange_addresses(shm, in, offsets.data());
+    for (int i = 1; i < P; ++i) {
+        const int q = (me + i) % P;
+        const std::size_t n = args.recv_bytes[std::size_t(q)];
+        if (n == 0) continue;
+        std::size_t offset = 0;
+        read_from(shm, q, peer_buffer(shm, q, 1) + std::size_t(me) * sizeof offset, &offset, sizeof offset);
+        read_from(shm, q, peer_buffer(shm, q, 0) + offset, out + recvs.begin(q), n);
+    }
+    if (!args.in_place() && recvs.length(me) != 0)
+        mem.copy(out + recvs.begin(me), in + sends.begin(me), recvs.length(me));
+    shm.sync(); // nobody reads this rank's input or offsets any more
+}
+
 } // namespace loom

@@ -38,11 +38,24 @@
 //                publish per rank (the root's says sendbuf and the offsets are there; the
 //                root then waits for every rank's); S - its block read, by P-1 ranks at once.
 //   alltoall:    each reads its block from each other rank: 2 syncs; (P-1) S read per rank.
+//   alltoallv:   as alltoall, each pair's block of its own size. A reader cannot know where its
+//                block starts in a peer's input (the sum of the peer's send_bytes before it), so
+//                each rank publishes, beside its input's address, the address of a table of its
+//                P blocks' offsets (on its stack, alive until the final sync), and a reader first
+//                reads its 8-byte entry from the peer, then the block: 2 syncs; each byte
+//                received read once, in 2 reads per peer with a non-empty block (the extra one a
+//                system call of 8 bytes, a fraction of a microsecond; mapped, a load through the
+//                view). Empty blocks cost nothing. A table in the segment would save that call,
+//                but take a region's turn (begin_chunk) and bound P by a slot.
+//   alltoall(v) in place: the input is copied to scratch first (all of it, one local copy),
+//                as the output overwrites it while the others read it.
 // Limits: every rank on one node, the segment set up, host memory (not device buffers: the
 // chooser passes them over), dense buffers (the glue gives dense copies of others). A rank
 // whose buffers or mailbox others read in a call waits until they have read before it returns
 // (its buffers stay readable, its mailbox unchanged); a rank nobody reads may run ahead into
 // its next call (bcast's non-roots, gather's root, a rank whose gather or scatter block is empty).
+// alltoallv trusts the counts to match pairwise, as MPI requires: a reader reads recv_bytes[q]
+// from where q's block starts, unchecked.
 #pragma once
 
 #include "collectives.hpp"
@@ -62,5 +75,6 @@ void cma_gather(Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 // as it learns its offset in the root's sendbuf from the root, through the segment.
 void cma_scatter(Transport& net, MemoryOps& mem, const ScatterArgs& args);
 void cma_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args);
+void cma_alltoallv(Transport& net, MemoryOps& mem, const AlltoallvArgs& args);
 
 } // namespace loom

@@ -47,6 +47,7 @@ typedef struct mca_coll_loom_component_t {
     size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     size_t knomial_radix;   /* coll_loom_knomial_radix: k-nomial trees' radix */
+    size_t alltoallv_max_requests; /* coll_loom_alltoallv_max_requests: linear alltoallv(w)'s window */
     int shm_min_calls;      /* coll_loom_shm_min_calls: a communicator gets its shared segment
                                at the Nth call loom's rules would serve with one */
     int shm_pool;           /* coll_loom_shm_pool: freed segments kept for reuse */

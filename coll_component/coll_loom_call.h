@@ -216,6 +216,9 @@ static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_byte
 }
 static inline void loom_apply_tuning(loom_call_t *call)
 {
+    /* 0 (every peer at once) is the largest window: SIZE_MAX to the core, whose 0 is its default. */
+    const size_t window = mca_coll_loom_component.alltoallv_max_requests;
+    if (0 == call->max_requests) call->max_requests = 0 == window ? SIZE_MAX : window;
     loom_apply_options(&call->segment_bytes, &call->buffer_bytes, &call->radix);
     if (NULL != call->stand_in.algorithm)
         loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes, &call->stand_in.radix);

@@ -136,9 +136,18 @@ static int loom_register(void)
     (void)mca_base_component_var_register(
         c, "knomial_radix",
         "Radix of loom's knomial algorithms (bcast, reduce and barrier trees; allreduce's exchange "
-        "groups) where a rule sets no radix=: 2-16 (2 is a binomial tree)",
+        "groups) and base of the bcube allreduce's grid where a rule sets no radix=: 2-16 (2 is a "
+        "binomial tree)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.knomial_radix);
+
+    mca_coll_loom_component.alltoallv_max_requests = 32;
+    (void)mca_base_component_var_register(
+        c, "alltoallv_max_requests",
+        "Sends (and receives) loom's linear alltoallv and alltoallw keep in flight at once, to as many "
+        "peers: the rest wait for them (0: every peer at once)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_loom_component.alltoallv_max_requests);
 
     mca_coll_loom_component.shm_min_calls = 16;
     (void)mca_base_component_var_register(

@@ -19,7 +19,8 @@ const auto kAll = loom::all_collectives();
 // One persistent request of a collective over ints, with its reference result per start.
 struct Persistent {
     std::string what;
-    std::vector<int> send, recv, counts, displs;
+    std::vector<int> send, recv, counts, displs, scounts, sdispls;
+    std::vector<MPI_Datatype> types; // alltoallw: MPI_INT for every peer
     MPI_Request req = MPI_REQUEST_NULL;
     std::function<void(int)> fill;              // send data (and recv for bcast's root) for a start
     std::function<std::vector<int>(int)> expect; // recv's expected contents after that start
@@ -220,6 +221,42 @@ std::unique_ptr<Persistent> make_persistent(loom::Collective c, int n, MPI_Comm 
         else
             PERSISTENT(Scatterv)(x.send.data(), counts, displs, MPI_INT, x.recv.data(), mine, MPI_INT, 0, comm,
                                  MPI_INFO_NULL, &x.req);
+        break;
+    }
+    case loom::Collective::alltoallv: // c(from, to) ints from rank from to rank to, blocks end to end
+    case loom::Collective::alltoallw: {
+        const bool w = c == loom::Collective::alltoallw;
+        auto count = [n](int from, int to) { return n + (from * 2 + to) % 3; };
+        x.scounts.resize(std::size_t(P)), x.sdispls.resize(std::size_t(P));
+        x.counts.resize(std::size_t(P)), x.displs.resize(std::size_t(P));
+        int out = 0, in = 0;
+        for (int q = 0; q < P; ++q) {
+            x.scounts[std::size_t(q)] = count(me, q), x.sdispls[std::size_t(q)] = out, out += count(me, q);
+            x.counts[std::size_t(q)] = count(q, me), x.displs[std::size_t(q)] = in, in += count(q, me);
+        }
+        x.send.resize(std::size_t(out)), x.recv.resize(std::size_t(in));
+        x.fill = [&x, me, P](int s) {
+            for (int q = 0; q < P; ++q)
+                for (int i = 0; i < x.scounts[std::size_t(q)]; ++i)
+                    x.send[std::size_t(x.sdispls[std::size_t(q)] + i)] = value(me * 100 + q, i, s);
+        };
+        x.expect = [&x, me, P](int s) {
+            std::vector<int> e;
+            for (int q = 0; q < P; ++q)
+                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) e.push_back(value(q * 100 + me, i, s));
+            return e;
+        };
+        if (w) {
+            x.types.assign(std::size_t(P), MPI_INT);
+            for (int& d : x.sdispls) d *= int(sizeof(int));
+            for (int& d : x.displs) d *= int(sizeof(int));
+            PERSISTENT(Alltoallw)(x.send.data(), x.scounts.data(), x.sdispls.data(), x.types.data(), x.recv.data(),
+                                  x.counts.data(), x.displs.data(), x.types.data(), comm, MPI_INFO_NULL, &x.req);
+            for (int& d : x.sdispls) d /= int(sizeof(int)); // fill's index again
+        } else {
+            PERSISTENT(Alltoallv)(x.send.data(), x.scounts.data(), x.sdispls.data(), MPI_INT, x.recv.data(),
+                                  x.counts.data(), x.displs.data(), MPI_INT, comm, MPI_INFO_NULL, &x.req);
+        }
         break;
     }
     case loom::Collective::alltoall:

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
     {Collective::allreduce,
      {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "cma",
-      "hierarchical", "hierarchical_rs", "knomial"}},
+      "hierarchical", "hierarchical_rs", "knomial", "bcube"}},
     {Collective::reduce_scatter, {"ring", "halving_doubling", "pat", "cma"}},
     {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "cma", "shm"}},
     {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
@@ -31,6 +31,8 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::scatter, {"linear", "binomial", "knomial", "cma"}},
     {Collective::gatherv, {"linear", "cma"}},
     {Collective::scatterv, {"linear", "cma"}},
+    {Collective::alltoallv, {"pairwise", "linear", "cma"}},
+    {Collective::alltoallw, {"pairwise", "linear", "cma"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }

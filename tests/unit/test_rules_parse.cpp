@@ -309,7 +309,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * scatter_allgather",
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, "
          "halving_doubling, "
-         "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, knomial, fallback)"},
+         "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, knomial, bcube, fallback)"},
         {"bcast * * zzz",
          "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, cma, "
          "hierarchical, knomial, fallback)"},

@@ -6,6 +6,7 @@
 // counts 0, 1, < P, odd and large, in place and not, a non-commutative op, uneven blocks,
 // gather and scatter with non-roots that know only their own count (the v forms); gather and
 // scatter again at every root, back to back (more calls than the small regions' turn);
+// alltoallv's sizes pair by pair;
 // then that nothing but the set-up went through messages, which ranks take a bounce buffer for
 // their reduction, and that one rank refusing single
 // copy turns it off on every rank alike. The same runs again through a mapping (SameProcessMap:
@@ -161,6 +162,32 @@ RunStats run_all(int P, std::size_t count, PeerMap* map = nullptr)
         cma_scatter(net, mem,
                     ScatterArgs{r == root ? v.data() : nullptr, r == root ? nullptr : sv.data(), vcounts, root});
         if (r != root) rank_check_bytes(sv, own, "scatterv, the root in place");
+        // alltoallv: sizes pair by pair, zeros among them, out of place; in place made symmetric
+        // (MPI's in place has send_bytes == recv_bytes); the bytes past the output kept
+        const std::size_t unit = count / (8 * std::size_t(P)) + 1;
+        auto vbytes = [&](int from, int to) { return std::size_t((from * 7 + to * 3) % 11) * unit; };
+        auto sym = [&](int from, int to) { return vbytes(std::min(from, to), std::max(from, to)); };
+        for (bool in_place : {false, true}) {
+            auto bytes = [&](int from, int to) { return in_place ? sym(from, to) : vbytes(from, to); };
+            std::vector<std::size_t> sends, recvs;
+            Bytes vsend, vwant;
+            for (int q = 0; q < P; ++q) {
+                sends.push_back(bytes(r, q));
+                recvs.push_back(bytes(q, r));
+                const Bytes s = pattern(r * 1000 + q, sends.back(), 9), w = pattern(q * 1000 + r, recvs.back(), 9);
+                vsend.insert(vsend.end(), s.begin(), s.end());
+                vwant.insert(vwant.end(), w.begin(), w.end());
+            }
+            const Bytes kept = vsend;
+            Bytes vrecv(vwant.size() + 8, std::byte{0x5a});
+            if (in_place) std::copy(vsend.begin(), vsend.end(), vrecv.begin());
+            cma_alltoallv(net, mem, AlltoallvArgs{in_place ? nullptr : vsend.data(), vrecv.data(), sends, recvs});
+            const std::string what = in_place ? "alltoallv in place" : "alltoallv";
+            rank_check_bytes(prefix(vrecv, vwant.size()), vwant, what);
+            rank_check_bytes(std::span(vrecv).subspan(vwant.size()), Bytes(8, std::byte{0x5a}),
+                             what + ": the bytes past the output");
+            rank_check_bytes(vsend, kept, what + ": the input");
+        }
     });
 }
 
