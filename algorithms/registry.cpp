@@ -242,23 +242,6 @@ constexpr std::array kAlltoallv = {
               AlltoallvFn{&cma_alltoallv}},
 };
 
-// gatherv and scatterv: only the root knows every count, so only the schedules that read their
-// own count away from the root.
-constexpr std::array kGatherv = {
-    Algorithm{"linear", Collective::gatherv, "every rank sends its block to the root, which takes them all at once",
-              "1 step; the root receives P-1 messages, S - its block", kAny, AllgatherFn{&linear_gather}},
-    Algorithm{"cma", Collective::gatherv, "single copy (CMA): the root reads every rank's block from its buffer",
-              "2 syncs; the root reads S - its block", kSingleCopy, AllgatherFn{&cma_gather}},
-};
-
-constexpr std::array kScatterv = {
-    Algorithm{"linear", Collective::scatterv, "the root sends every rank its block at once",
-              "1 step; the root sends P-1 messages, S - its block", kAny, ScatterFn{&linear_scatter}},
-    Algorithm{"cma", Collective::scatterv,
-              "single copy (CMA): each rank reads its block from the root's buffer, at an offset the root posts",
-              "2 syncs; each rank reads its block", kSingleCopy, ScatterFn{&cma_scatter}},
-};
-
 constexpr std::array kExscan = {
     Algorithm{"linear", Collective::exscan,
               "the prefix passed rank to rank in segments, each keeping it and passing it on with its own after it; "
@@ -279,6 +262,22 @@ constexpr std::array<Algorithm, N> for_collective(std::array<Algorithm, N> famil
     return family;
 }
 
+// The records of `names` in a family, in that order (a name it lacks: a compile-time error).
+template <std::size_t N, class... Name>
+constexpr std::array<Algorithm, sizeof...(Name)> named(const std::array<Algorithm, N>& family, Name... names)
+{
+    std::array<Algorithm, sizeof...(Name)> out{};
+    std::size_t i = 0;
+    for (std::string_view name : {std::string_view(names)...}) {
+        const Algorithm* found = nullptr;
+        for (const Algorithm& a : family)
+            if (a.name == name) found = &a;
+        if (found == nullptr) throw "named: no such algorithm in the family";
+        out[i++] = *found;
+    }
+    return out;
+}
+
 template <std::size_t... N>
 constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>&... parts)
 {
@@ -291,7 +290,11 @@ constexpr std::array<Algorithm, (N + ...)> concat(const std::array<Algorithm, N>
 constexpr auto kAlgorithms =
     concat(kAllreduce, kReduceScatter, for_collective(kReduceScatter, Collective::reduce_scatter_block),
            kReduceScatterBlockOnly, kAllgather, for_collective(kAllgather, Collective::allgatherv), kBcast, kReduce,
-           kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter, kGatherv, kScatterv, kAlltoallv,
+           kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter,
+           // gatherv and scatterv: only the root knows every count, so only the schedules that
+           // read their own count away from the root (the trees forward others' blocks).
+           for_collective(named(kGather, "linear", "cma"), Collective::gatherv),
+           for_collective(named(kScatter, "linear", "cma"), Collective::scatterv), kAlltoallv,
            for_collective(kAlltoallv, Collective::alltoallw));
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.

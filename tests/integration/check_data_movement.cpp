@@ -174,15 +174,23 @@ void check_alltoall(const Setting& s)
 
 namespace check {
 
+namespace {
+// Roots for the rooted collectives: 0, the last rank and a middle one.
+std::vector<int> roots_of(int size)
+{
+    std::vector<int> roots = {0};
+    for (int root : {size - 1, size / 2})
+        if (root != roots.back() && root != 0) roots.push_back(root);
+    return roots;
+}
+} // namespace
+
 // ---- gather: every rank's block at its place in the root's receive buffer; the others'
 // receive buffers (not significant in MPI) untouched ----
 
 void check_gather(const Setting& s)
 {
-    std::vector<int> roots = {0};
-    for (int root : {s.size - 1, s.size / 2})
-        if (root != roots.back() && root != 0) roots.push_back(root);
-    for (int root : roots)
+    for (int root : roots_of(s.size))
         for (int count : {0, 1, 3, 1000, 16384})
             for (bool in_place : {false, true}) {
                 const bool is_root = s.rank == root;
@@ -230,10 +238,7 @@ void check_gather(const Setting& s)
 
 void check_scatter(const Setting& s)
 {
-    std::vector<int> roots = {0};
-    for (int root : {s.size - 1, s.size / 2})
-        if (root != roots.back() && root != 0) roots.push_back(root);
-    for (int root : roots)
+    for (int root : roots_of(s.size))
         for (int count : {0, 1, 3, 1000, 16384})
             for (bool in_place : {false, true}) {
                 const bool is_root = s.rank == root;
@@ -293,13 +298,6 @@ Irregular irregular_blocks(int size, int scale)
         b.extent += b.counts[std::size_t(r)] + 1;
     }
     return b;
-}
-std::vector<int> roots_of(int size)
-{
-    std::vector<int> roots = {0};
-    for (int root : {size - 1, size / 2})
-        if (root != roots.back() && root != 0) roots.push_back(root);
-    return roots;
 }
 } // namespace
 
