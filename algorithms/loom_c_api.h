@@ -198,6 +198,13 @@ static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
     };
     return (unsigned)coll < (unsigned)LOOM_COLL_COUNT ? (loom_layout_t)layouts[coll] : LOOM_LAYOUT_none;
 }
+/* 1 if coll's counts may differ from rank to rank (gatherv, scatterv: only the root knows them all;
+ * alltoallv, alltoallw: each rank its own): its message size is 0, and its device calls run on host
+ * copies (registry.hpp's counts_differ_by_rank). */
+static inline int loom_coll_counts_differ_by_rank(loom_coll_t coll)
+{
+    return loom_coll_counts_at_root_only(coll) || LOOM_LAYOUT_per_peer_v == loom_coll_layout(coll);
+}
 
 /* One collective call, as the core sees it (see algorithms/collectives.hpp), by its layout
  * (collectives.def), in units of op.elem_size bytes for a reduction, of bytes otherwise:

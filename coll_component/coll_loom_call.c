@@ -188,8 +188,7 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
         }
         d->device = 1;
         c->core.memory = LOOM_MEMORY_CUDA;
-        if (LOOM_BLOCKING == mpi->kind &&
-            (loom_coll_counts_at_root_only(mpi->coll) || LOOM_LAYOUT_per_peer_v == loom_coll_layout(mpi->coll))) {
+        if (LOOM_BLOCKING == mpi->kind && loom_coll_counts_differ_by_rank(mpi->coll)) {
             /* Staging cuts every block into pieces by the counts, which differ from rank to rank
              * here (gatherv's and scatterv's are the root's to know; alltoallv's each rank's
              * own): the ranks would cut differently. They run on host copies. */

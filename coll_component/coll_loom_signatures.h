@@ -10,7 +10,9 @@
  *   LOOM_RECORD_S      its loom_mpi_call_t fields (each preceded by a comma)
  *   LOOM_REPEAT_S(KIND, COLL, CALL_PREVIOUS)  HAND_ON_REPEAT_AS (coll_loom_entry.c) on its
  *                      arguments; a class with per-rank count arrays is never remembered
- *                      (coll_loom_repeat.c): repeat_ NULL
+ *                      (coll_loom_repeat.c): repeat_ NULL - but for the classes decided by the
+ *                      communicator alone (counts that differ by rank), whose handed-on
+ *                      decision is looked up by root and in-place use only
  */
 #ifndef COLL_LOOM_SIGNATURES_H
 #define COLL_LOOM_SIGNATURES_H
@@ -68,7 +70,8 @@
 #define LOOM_ARGS_rooted_exchange_v   LOOM_ARGS_exchange_v root,
 #define LOOM_FROM_rooted_exchange_v(c) LOOM_FROM_exchange_v(c)(c)->root,
 #define LOOM_RECORD_rooted_exchange_v LOOM_RECORD_exchange_v, .root = root
-#define LOOM_REPEAT_rooted_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_rooted_exchange_v(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_scatter_v                                                                                  \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, \
@@ -78,7 +81,8 @@
 #define LOOM_RECORD_scatter_v                                                                                     \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, \
       .dtype = rdtype, .root = root
-#define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange_vv                                                                               \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,     \
@@ -89,7 +93,8 @@
 #define LOOM_RECORD_exchange_vv                                                                                 \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .dtype = rdtype
-#define LOOM_REPEAT_exchange_vv(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_exchange_vv(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange_w                                                                                 \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, \
@@ -100,7 +105,8 @@
 #define LOOM_RECORD_exchange_w                                                                                  \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .rdtypes = rdtypes
-#define LOOM_REPEAT_exchange_w(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_exchange_w(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,

@@ -4,7 +4,8 @@
 // predefined datatypes and op, the same forced algorithm) straight on, or serves it with the
 // algorithm decided before, without describing and deciding it again
 // (coll_component/coll_loom_repeat.c). This test makes one random sequence of calls - 80
-// cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier and alltoall,
+// cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall,
+// gatherv and alltoallv (counts that differ by rank: their handed-on repeats ignore counts),
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
 // not, each case often repeated at once or after other collectives - on two duplicates of
 // MPI_COMM_WORLD in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
@@ -54,9 +55,15 @@ void fail(const std::string& what)
     if (failures++ < 20) dprintf(report_fd, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
 }
 
-enum Coll { allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall, coll_count };
-const char* const names[coll_count] = {"allreduce", "reduce",  "reduce_scatter_block", "allgather", "bcast",
-                                       "barrier",   "alltoall"};
+enum Coll { allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall, gatherv, alltoallv, coll_count };
+const char* const names[coll_count] = {"allreduce", "reduce",   "reduce_scatter_block", "allgather", "bcast",
+                                       "barrier",   "alltoall", "gatherv",              "alltoallv"};
+
+// gatherv's and alltoallv's counts differ from rank to rank (their repeats are decided by the
+// communicator alone, counts left out): rank r's block is count + r % 3 elements, and r sends q
+// count + (r + 2q) % 3 in alltoallv.
+int own_count(int count, int r) { return count + r % 3; }
+int pair_count(int count, int from, int to) { return count + (from + 2 * to) % 3; }
 
 struct Case {
     Coll coll;
@@ -181,6 +188,41 @@ void call(const Case& c, MPI_Comm comm)
             for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, rank * n + i));
         break;
     }
+    case gatherv: {
+        const bool root = rank == c.root, here = c.in_place && root;
+        const auto P = static_cast<std::size_t>(size);
+        std::vector<int> counts(P), displs(P);
+        int total = 0;
+        for (int q = 0; q < size; ++q) counts[std::size_t(q)] = own_count(c.count, q), displs[std::size_t(q)] = total, total += counts[std::size_t(q)];
+        const int mine = counts[std::size_t(rank)];
+        auto send = buffer(c.type, mine), recv = buffer(c.type, total);
+        for (long i = 0; i < mine; ++i) set(here ? recv : send, c.type, (here ? displs[std::size_t(rank)] : 0) + i, value(rank, i));
+        check::gatherv(here ? in_place : send.data(), mine, c.type, recv.data(), counts.data(), displs.data(), c.type,
+                       c.root, comm);
+        for (int q = 0; root && q < size; ++q)
+            for (long i = 0; i < counts[std::size_t(q)]; ++i) expect(recv, displs[std::size_t(q)] + i, value(q, i));
+        break;
+    }
+    case alltoallv: { // in place: the counts made symmetric (MPI's in place sends what it receives)
+        const auto P = static_cast<std::size_t>(size);
+        std::vector<int> sc(P), sd(P), rc(P), rd(P);
+        int out = 0, in = 0;
+        for (int q = 0; q < size; ++q) {
+            sc[std::size_t(q)] = c.in_place ? pair_count(c.count, std::min(rank, q), std::max(rank, q)) : pair_count(c.count, rank, q);
+            rc[std::size_t(q)] = c.in_place ? sc[std::size_t(q)] : pair_count(c.count, q, rank);
+            sd[std::size_t(q)] = out, out += sc[std::size_t(q)];
+            rd[std::size_t(q)] = in, in += rc[std::size_t(q)];
+        }
+        auto send = buffer(c.type, out), recv = buffer(c.type, in);
+        for (int q = 0; q < size; ++q)
+            for (long i = 0; i < sc[std::size_t(q)]; ++i)
+                set(c.in_place ? recv : send, c.type, sd[std::size_t(q)] + i, value(rank + q * size, i));
+        check::alltoallv(c.in_place ? in_place : send.data(), sc.data(), sd.data(), c.type, recv.data(), rc.data(), rd.data(),
+                         c.type, comm);
+        for (int q = 0; q < size; ++q)
+            for (long i = 0; i < rc[std::size_t(q)]; ++i) expect(recv, rd[std::size_t(q)] + i, value(q + rank * size, i));
+        break;
+    }
     case coll_count: break;
     }
 }
@@ -201,7 +243,7 @@ std::vector<Case> make_cases(std::mt19937& rng)
         c.count = c.coll == barrier ? 0 : counts[rng() % std::size(counts)];
         c.type = c.coll == barrier ? MPI_INT : type_for(c.coll); // barrier: unused
         c.op = reduces(c.coll) ? (rng() % 2 ? MPI_MAX : MPI_SUM) : MPI_OP_NULL;
-        c.root = (c.coll == reduce || c.coll == bcast) && rng() % 2 ? size - 1 : 0;
+        c.root = (c.coll == reduce || c.coll == bcast || c.coll == gatherv) && rng() % 2 ? size - 1 : 0;
         c.in_place = c.coll != bcast && c.coll != barrier && rng() % 3 == 0;
         cases.push_back(c);
         for (int v = 0; v < 3; ++v) {
@@ -211,7 +253,7 @@ std::vector<Case> make_cases(std::mt19937& rng)
                 d.type = type_for(c.coll);
             } else if (v == 1) {
                 d.count = counts[rng() % std::size(counts)];
-            } else if (c.coll == reduce || c.coll == bcast) {
+            } else if (c.coll == reduce || c.coll == bcast || c.coll == gatherv) {
                 d.root = size - 1 - c.root;
             } else if (c.coll != bcast) {
                 d.in_place = !c.in_place;
@@ -223,14 +265,17 @@ std::vector<Case> make_cases(std::mt19937& rng)
 }
 
 // Two algorithms of each collective to force now and then (every one can serve every case here:
-// the ops are commutative, and shm's segment is made at once when it is forced).
+// the ops are commutative, and shm's segment is made at once when it is forced; cma serves
+// blocking calls only, and hands the others on alike with and without fast repeats).
 const char* const forcible[coll_count][2] = {{"ring", "shm"},
                                              {"binomial", "shm"},
                                              {"ring", "halving_doubling"},
                                              {"ring", "bruck"},
                                              {"binomial", "scatter_allgather"},
                                              {"bruck", "recursive_doubling"},
-                                             {"bruck", "shm"}};
+                                             {"bruck", "shm"},
+                                             {"linear", "cma"},
+                                             {"pairwise", "linear"}};
 
 void force(Coll c, const char* algorithm)
 {
