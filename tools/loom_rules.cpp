@@ -200,11 +200,12 @@ std::pair<Collective, Form> collective_named(const std::string& name)
 // loom's message size, per collective (README, "What loom serves").
 const char* size_meaning(Collective c)
 {
+    if (counts_differ_by_rank(c)) return "always 0 (its counts differ from rank to rank)";
     switch (layout(c)) { // message_bytes' definition, by layout (collectives.def)
     case Layout::split: return "the whole input vector";
     case Layout::gathered: return "the whole gathered vector";
     case Layout::scattered: return "the whole scattered vector";
-    case Layout::per_peer_v: return "always 0 (each rank's counts are its own)";
+    case Layout::per_peer_v: return "always 0 (its counts differ from rank to rank)";
     case Layout::per_peer: return "one block, the bytes each rank sends to each peer";
     case Layout::none: return "always 0";
     case Layout::vector: return "the vector";
