@@ -72,6 +72,7 @@ extern "C" const char* loom_call_as_stand_in(loom_call_t* call)
     call->segment_bytes = instead.segment_bytes;
     call->buffer_bytes = instead.buffer_bytes;
     call->radix = instead.radix;
+    call->max_requests = instead.max_requests;
     return instead.algorithm != nullptr ? static_cast<const Algorithm*>(instead.algorithm)->name.data() : nullptr;
 }
 

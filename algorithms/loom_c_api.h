@@ -226,6 +226,7 @@ typedef struct loom_stand_in {
     size_t segment_bytes;
     size_t buffer_bytes;
     size_t radix;
+    size_t max_requests;
 } loom_stand_in_t;
 
 typedef struct loom_call {
@@ -380,10 +381,11 @@ const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, co
 
 /* The options the chosen algorithm of `call` (after loom_choose) runs with, as
  * `loom-rules explain` prints them ("segment=262144, leaders=binomial", "none"): a rule's
- * segment=/buffer= value, else segment_param / buffer_param (the MCA parameters). Empty if
+ * segment=/buffer=/radix=/requests= value, else the matching parameter (the MCA parameters;
+ * requests_param 0: every peer at once). Empty if
  * nothing was chosen. For verbose output. */
 void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, size_t radix_param,
-                         char *buf, size_t size);
+                         size_t requests_param, char *buf, size_t size);
 /* The registry's algorithms that can serve call on comm_size ranks (its needs met: op, segment,
  * single copy, topology from the resolved rules), in registry order, less those that read a
  * rule's leaders=: at most max into out, the count returned (online tuning's candidates). */

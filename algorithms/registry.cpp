@@ -39,6 +39,7 @@ constexpr Reads kSegmented{.segment_size = true};
 constexpr Reads kPatBuffer{.pat_buffer = true};
 constexpr Reads kLeaders{.leaders = true};
 constexpr Reads kRadix{.radix = true};
+constexpr Reads kRequests{.max_requests = true};
 
 // S is the collective's message size: the vector for allreduce/reduce/bcast, the whole
 // gathered (or scattered) vector for allgather and reduce_scatter, one block for alltoall.
@@ -236,7 +237,7 @@ constexpr std::array kAlltoallv = {
               "P-1 steps; a rank's own sends", kAny, AlltoallvFn{&pairwise_alltoallv}},
     Algorithm{"linear", Collective::alltoallv,
               "every send and receive posted, at most coll_loom_alltoallv_max_requests each way at once",
-              "ceil((P-1)/W) rounds; a rank's own sends", kAny, AlltoallvFn{&linear_alltoallv}},
+              "ceil((P-1)/W) rounds; a rank's own sends", kAny, AlltoallvFn{&linear_alltoallv}, kRequests},
     Algorithm{"cma", Collective::alltoallv, "single copy (CMA): each rank reads its block from each peer's buffer",
               "2 syncs; a rank reads its own receives, plus an 8-byte offset per peer", kSingleCopy,
               AlltoallvFn{&cma_alltoallv}},

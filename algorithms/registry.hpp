@@ -136,6 +136,7 @@ struct Reads {
     bool pat_buffer = false;   // coll_loom_pat_buffer_size, a rule's buffer=
     bool leaders = false;      // a rule's leaders=: the flat algorithm the node leaders run
     bool radix = false;        // coll_loom_knomial_radix, a rule's radix=: a k-nomial tree's radix, bcube's base
+    bool max_requests = false; // coll_loom_alltoallv_max_requests, a rule's requests=: linear alltoallv's window
 
     bool operator==(const Reads&) const = default;
 };

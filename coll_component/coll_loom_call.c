@@ -42,7 +42,7 @@ static const char *choose_again(loom_call_t *call, struct ompi_communicator_t *c
     call->segment = segment;
     call->single_copy = single_copy;
     call->wants_segment = 0;
-    call->segment_bytes = call->buffer_bytes = call->radix = 0;
+    call->segment_bytes = call->buffer_bytes = call->radix = call->max_requests = 0;
     return loom_choose(call, ompi_comm_size(comm), forced, rules, why, rule);
 }
 

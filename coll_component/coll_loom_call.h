@@ -220,8 +220,10 @@ static inline void loom_apply_tuning(loom_call_t *call)
     const size_t window = mca_coll_loom_component.alltoallv_max_requests;
     if (0 == call->max_requests) call->max_requests = 0 == window ? SIZE_MAX : window;
     loom_apply_options(&call->segment_bytes, &call->buffer_bytes, &call->radix);
-    if (NULL != call->stand_in.algorithm)
+    if (NULL != call->stand_in.algorithm) {
         loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes, &call->stand_in.radix);
+        if (0 == call->stand_in.max_requests) call->stand_in.max_requests = 0 == window ? SIZE_MAX : window;
+    }
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 static inline int loom_to_ompi_error(int rc)

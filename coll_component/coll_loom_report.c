@@ -33,7 +33,7 @@ static void report_served(loom_kind_t kind, const loom_call_t *call, struct ompi
     /* The options it ran with, as `loom-rules explain` prints them. */
     char options[160], name[48];
     loom_choice_options(call, mca_coll_loom_component.segment_size, mca_coll_loom_component.pat_buffer_size,
-                        mca_coll_loom_component.knomial_radix, options,
+                        mca_coll_loom_component.knomial_radix, mca_coll_loom_component.alltoallv_max_requests, options,
                         sizeof(options));
     const size_t bytes = loom_message_bytes(call, ompi_comm_size(comm));
     const char *form = loom_form_name(kind, call->coll, name, sizeof(name));

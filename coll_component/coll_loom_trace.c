@@ -316,7 +316,8 @@ void loom_trace_close(void)
                 call.buffer_bytes = e->buffer_bytes;
                 call.radix = e->radix;
                 char options[96];
-                loom_choice_options(&call, segment_size, buffer_size, radix, options, sizeof(options));
+                loom_choice_options(&call, segment_size, buffer_size, radix, mca_coll_loom_component.alltoallv_max_requests,
+                                    options, sizeof(options));
                 fprintf(f, ",\"options\":");
                 put_string(f, options);
             }

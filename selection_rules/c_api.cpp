@@ -62,7 +62,7 @@ struct Memo {
     MemoKey key{};
     const Algorithm* algorithm = nullptr;
     const Algorithm* leaders = nullptr;
-    std::uint64_t segment_bytes = 0, buffer_bytes = 0, radix = 0;
+    std::uint64_t segment_bytes = 0, buffer_bytes = 0, radix = 0, requests = 0;
     const char* source = "";
     const char* why = "";
     bool wants_segment = false;
@@ -195,11 +195,12 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                         d.segment_bytes,
                         d.buffer_bytes,
                         d.radix,
+                        d.requests,
                         d.source,
                         d.why,
                         d.wants_segment,
                         {d.stand_in.algorithm, d.stand_in.leaders, d.stand_in.segment_bytes, d.stand_in.buffer_bytes,
-                         d.stand_in.radix}};
+                         d.stand_in.radix, d.stand_in.requests}};
         }
         call->stand_in = memo.stand_in;
         call->wants_segment = memo.wants_segment ? 1 : 0;
@@ -211,6 +212,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         if (memo.segment_bytes != 0) call->segment_bytes = memo.segment_bytes;
         if (memo.buffer_bytes != 0) call->buffer_bytes = memo.buffer_bytes;
         if (memo.radix != 0) call->radix = memo.radix;
+        if (memo.requests != 0) call->max_requests = memo.requests;
         call->leaders = memo.leaders;
         call->chosen = memo.algorithm;
         return memo.algorithm->name.data();
@@ -248,7 +250,7 @@ extern "C" const char* loom_algorithm_name(const void* algorithm)
 }
 
 extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_param, size_t buffer_param,
-                                    size_t radix_param, char* buf, size_t size)
+                                    size_t radix_param, size_t requests_param, char* buf, size_t size)
 {
     if (size == 0) return;
     buf[0] = '\0';
@@ -258,7 +260,8 @@ extern "C" void loom_choice_options(const loom_call_t* call, size_t segment_para
         const std::string text = rules::options_text(
             *algo, call->segment_bytes != 0 ? call->segment_bytes : segment_param,
             call->buffer_bytes != 0 ? call->buffer_bytes : buffer_param, call->radix != 0 ? call->radix : radix_param,
-            static_cast<const Algorithm*>(call->leaders));
+            static_cast<const Algorithm*>(call->leaders),
+            call->max_requests != 0 && call->max_requests != SIZE_MAX ? call->max_requests : requests_param);
         const std::size_t n = std::min(text.size(), size - 1);
         text.copy(buf, n);
         buf[n] = '\0';

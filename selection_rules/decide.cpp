@@ -118,6 +118,7 @@ Decision chosen(const Candidate& cand)
     d.segment_bytes = cand.rule->segment_bytes;
     d.buffer_bytes = cand.rule->buffer_bytes;
     d.radix = cand.rule->radix;
+    d.requests = cand.rule->requests;
     return d;
 }
 
@@ -158,13 +159,14 @@ Call call_of(const CallFacts& f)
 }
 
 std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes, std::uint64_t radix,
-                         const Algorithm* leaders)
+                         const Algorithm* leaders, std::uint64_t requests)
 {
     std::string text;
     auto add = [&](std::string item) { text += (text.empty() ? "" : ", ") + item; };
     if (algorithm.reads.segment_size) add("segment=" + std::to_string(segment_bytes));
     if (algorithm.reads.pat_buffer) add("buffer=" + std::to_string(buffer_bytes));
     if (algorithm.reads.radix) add("radix=" + std::to_string(radix));
+    if (algorithm.reads.max_requests) add(requests != 0 ? "requests=" + std::to_string(requests) : "requests=all");
     if (algorithm.reads.leaders) add("leaders=" + std::string(leaders != nullptr ? leaders->name : "?"));
     return text.empty() ? "none" : text;
 }
@@ -182,7 +184,7 @@ Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vect
     const Decision stand_in = decide(without, tables);
     if (stand_in.algorithm != nullptr) {
         d.stand_in = {stand_in.algorithm, stand_in.leaders, stand_in.segment_bytes, stand_in.buffer_bytes, stand_in.radix,
-                      stand_in.source};
+                      stand_in.requests, stand_in.source};
         return d;
     }
     without.keep_from_open_mpi = call.keep_from_open_mpi;

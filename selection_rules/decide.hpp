@@ -68,6 +68,7 @@ struct Decision {
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
     std::uint64_t radix = 0;
+    std::uint64_t requests = 0;
     const Rule* rule = nullptr; // the rule that decided (chosen or fallback); nullptr if forced
     const char* source = "";    // "forced", the rule's "FILE:LINE", or "" when nothing decided
     const char* why = "";       // when handed on
@@ -83,6 +84,7 @@ struct Decision {
         std::uint64_t segment_bytes = 0;
         std::uint64_t buffer_bytes = 0;
         std::uint64_t radix = 0;
+        std::uint64_t requests = 0;
         const char* source = "";
     } stand_in;
 };
@@ -91,7 +93,7 @@ struct Decision {
 // reads (registry), each the rule's value or else the parameter's, e.g.
 // "segment=262144, leaders=recursive_doubling"; "none" if it reads none.
 std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes, std::uint64_t radix,
-                         const Algorithm* leaders);
+                         const Algorithm* leaders, std::uint64_t requests = 0);
 
 // Decides for `call` with `tables` (resolved for the call's communicator). If `trace` is not
 // null, every rule considered is appended with its verdict (rules.hpp; for explain).

@@ -155,8 +155,8 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment", "buffer",      "leaders", "radix", "nodes",
-                                                       "ranks_per_node", "memory", "commutative", "ompi"};
+    static const std::vector<std::string_view> keys = {"segment", "buffer", "leaders",     "radix", "requests",
+                                                       "nodes",   "ranks_per_node", "memory", "commutative", "ompi"};
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
         return;
@@ -189,6 +189,17 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
                 p.error(vcol, "radix must be 2.." + std::to_string(kMaxRadix) + ", found " + std::string(value));
             else
                 rule.radix = *v;
+        }
+    } else if (key == "requests") {
+        const Algorithm* self = find_algorithm(rule.collective, rule.algorithm);
+        if (self == nullptr || !self->reads.max_requests)
+            p.error(t.column, "requests= bounds the requests a linear alltoallv keeps in flight; '" + rule.algorithm +
+                                  "' has none");
+        else if (auto v = p.number(value, vcol, false)) {
+            if (*v < 1)
+                p.error(vcol, "requests must be 1 or more, found " + std::string(value));
+            else
+                rule.requests = *v;
         }
     } else if (key == "nodes") {
         rule.nodes = p.range(value, vcol, false);
@@ -337,7 +348,8 @@ ParseResult parse(std::string_view text, std::string_view file)
             // Options configure one of loom's algorithms, and a fallback rule runs none: an
             // option there is a mistake worth reporting, not one to ignore silently. Match keys
             // (nodes=, memory=, ...) narrow a fallback rule like any other.
-            if (rule.is_fallback() && (key == "segment" || key == "buffer" || key == "leaders" || key == "radix")) {
+            if (rule.is_fallback() &&
+                (key == "segment" || key == "buffer" || key == "leaders" || key == "radix" || key == "requests")) {
                 p.error(t[i].column, std::string(kFallback) + " takes no options ('" + std::string(key) +
                                          "=' configures one of loom's algorithms)");
                 continue;

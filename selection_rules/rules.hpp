@@ -66,6 +66,7 @@ struct Rule {
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
     std::uint64_t radix = 0;
+    std::uint64_t requests = 0; // linear alltoallv(w): peers in flight each way
     // For a hierarchical algorithm: the flat algorithm its node leaders run ("": the rule
     // table's choice for one rank per node).
     std::string leaders;

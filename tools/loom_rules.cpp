@@ -90,6 +90,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
     if (r.radix) opts.push_back("radix=" + std::to_string(r.radix));
+    if (r.requests) opts.push_back("requests=" + std::to_string(r.requests));
     if (!r.leaders.empty()) opts.push_back("leaders=" + r.leaders);
     std::vector<std::string> f = {form_name(r.collective, r.form), range_text(r.ranks, false),
                                   range_text(r.bytes, true), r.algorithm};
@@ -280,6 +281,7 @@ struct ExplainCall {
     std::uint64_t segment_size = 262144;     // coll_loom_segment_size's default
     std::uint64_t pat_buffer_size = 1048576; // coll_loom_pat_buffer_size's default
     std::uint64_t knomial_radix = 4;         // coll_loom_knomial_radix's default
+    std::uint64_t alltoallv_max_requests = 32; // coll_loom_alltoallv_max_requests's default
 };
 
 ExplainCall parse_call(const Args& a)
@@ -444,7 +446,7 @@ int cmd_explain(const std::vector<std::string>& in)
     std::printf("decision: %s, chosen by %s, options: %s\n", std::string(d.algorithm->name).c_str(), d.source,
                 options_text(*d.algorithm, d.segment_bytes ? d.segment_bytes : e.segment_size,
                              d.buffer_bytes ? d.buffer_bytes : e.pat_buffer_size, d.radix ? d.radix : e.knomial_radix,
-                             d.leaders)
+                             d.leaders, d.requests ? d.requests : e.alltoallv_max_requests)
                     .c_str());
     std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(d.algorithm->summary).c_str(),
                 std::string(d.algorithm->cost).c_str());
@@ -512,6 +514,8 @@ std::vector<std::string> reads_text(const Algorithm& a, bool markdown)
     if (a.reads.segment_size) out.push_back(q + "segment=" + q + " (" + q + "coll_loom_segment_size" + q + ")");
     if (a.reads.pat_buffer) out.push_back(q + "buffer=" + q + " (" + q + "coll_loom_pat_buffer_size" + q + ")");
     if (a.reads.radix) out.push_back(q + "radix=" + q + " (" + q + "coll_loom_knomial_radix" + q + ")");
+    if (a.reads.max_requests)
+        out.push_back(q + "requests=" + q + " (" + q + "coll_loom_alltoallv_max_requests" + q + ")");
     if (a.reads.leaders)
         out.push_back(q + "leaders=" + q + " (default " + q + std::string(a.default_leaders) + q + ")");
     return out;

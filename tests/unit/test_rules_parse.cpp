@@ -156,6 +156,19 @@ TEST_CASE("rules: every key", "[rules]")
     CHECK(only_rule("reduce 3-* 0-4K knomial radix=2").radix == 2);
     CHECK(only_rule("barrier * * knomial radix=16").radix == 16);
     CHECK(only_rule("bcast * * knomial").radix == 0);
+    // requests= is linear alltoallv's (and alltoallw's) window.
+    CHECK(only_rule("alltoallv * * linear requests=8").requests == 8);
+    CHECK(only_rule("alltoallw 2-8 * linear requests=1").requests == 1);
+    CHECK(only_rule("alltoallv * * linear").requests == 0);
+}
+
+TEST_CASE("rules: requests= errors name the file, line and column", "[rules]")
+{
+    CHECK(only_error("alltoallv * * linear requests=0") == "t.rules:2:31: error: requests must be 1 or more, found 0");
+    CHECK(only_error("alltoallv * * pairwise requests=4") ==
+          "t.rules:2:24: error: requests= bounds the requests a linear alltoallv keeps in flight; 'pairwise' has none");
+    CHECK(only_error("alltoallv * * fallback requests=4") ==
+          "t.rules:2:24: error: fallback takes no options ('requests=' configures one of loom's algorithms)");
 }
 
 TEST_CASE("rules: radix= errors name the file, line and column", "[rules]")
@@ -368,7 +381,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
-                                          "radix, nodes, ranks_per_node, memory, commutative, ompi)"},
+                                          "radix, requests, nodes, ranks_per_node, memory, commutative, ompi)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},
