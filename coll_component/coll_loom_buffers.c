@@ -338,7 +338,8 @@ static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
     if (NULL == v->scratch) return OMPI_ERR_OUT_OF_RESOURCE;
     size_t offset = 0;
     for (int i = 0; i < b->blocks; ++i) {
-        if (LOOM_READ_ALL == b->read || i == b->read) {
+        /* An empty block is not packed: alltoallw may give it any datatype (even MPI_DATATYPE_NULL). */
+        if ((LOOM_READ_ALL == b->read || i == b->read) && 0 != block_count(b, i)) {
             int rc = loom_pack((char *)b->user + block_offset(b, i), block_count(b, i), block_type(b, i), v->data + offset);
             if (OMPI_SUCCESS != rc) return rc;
         }
@@ -352,6 +353,7 @@ static int movement_view_out(const loom_view_t *v, const loom_buffer_t *b)
     if (NULL == v->scratch || !b->written) return OMPI_SUCCESS;
     size_t offset = 0;
     for (int i = 0; i < b->blocks; ++i) {
+        if (0 == block_count(b, i)) continue;
         int rc = loom_unpack(v->data + offset, (char *)b->user + block_offset(b, i), block_count(b, i), block_type(b, i));
         if (OMPI_SUCCESS != rc) return rc;
         offset += block_bytes(b, i);
