@@ -205,25 +205,26 @@ static inline int loom_blocking_tag(loom_coll_t coll)
     return tags[coll];
 }
 
-/* The tuning parameters a call runs with: a rule's segment= or buffer= option, already in the
- * call, else coll_loom_segment_size / coll_loom_pat_buffer_size as they are now (MPI_T may
- * change them between calls). */
-static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes, size_t *radix)
+/* The tuning parameters a call runs with: a rule's segment=, buffer=, radix= or requests= option,
+ * already in the call, else coll_loom_segment_size / _pat_buffer_size / _knomial_radix /
+ * _alltoallv_max_requests as they are now (MPI_T may change them between calls). The window's 0
+ * (every peer at once) goes to the core as SIZE_MAX, the largest window: the core's 0 is its
+ * default. */
+static inline void loom_apply_options(size_t *segment_bytes, size_t *buffer_bytes, size_t *radix,
+                                      size_t *max_requests)
 {
     if (0 == *segment_bytes) *segment_bytes = mca_coll_loom_component.segment_size;
     if (0 == *buffer_bytes) *buffer_bytes = mca_coll_loom_component.pat_buffer_size;
     if (0 == *radix) *radix = mca_coll_loom_component.knomial_radix;
+    const size_t window = mca_coll_loom_component.alltoallv_max_requests;
+    if (0 == *max_requests) *max_requests = 0 == window ? SIZE_MAX : window;
 }
 static inline void loom_apply_tuning(loom_call_t *call)
 {
-    /* 0 (every peer at once) is the largest window: SIZE_MAX to the core, whose 0 is its default. */
-    const size_t window = mca_coll_loom_component.alltoallv_max_requests;
-    if (0 == call->max_requests) call->max_requests = 0 == window ? SIZE_MAX : window;
-    loom_apply_options(&call->segment_bytes, &call->buffer_bytes, &call->radix);
-    if (NULL != call->stand_in.algorithm) {
-        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes, &call->stand_in.radix);
-        if (0 == call->stand_in.max_requests) call->stand_in.max_requests = 0 == window ? SIZE_MAX : window;
-    }
+    loom_apply_options(&call->segment_bytes, &call->buffer_bytes, &call->radix, &call->max_requests);
+    if (NULL != call->stand_in.algorithm)
+        loom_apply_options(&call->stand_in.segment_bytes, &call->stand_in.buffer_bytes, &call->stand_in.radix,
+                           &call->stand_in.max_requests);
 }
 /* loom's error codes (LOOM_ERR_*) as Open MPI's. */
 static inline int loom_to_ompi_error(int rc)
