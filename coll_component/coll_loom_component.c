@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int loom_register(void);
 static int loom_open(void);
@@ -268,11 +269,16 @@ static int loom_register(void)
         "For testing online tuning: 1 makes rank 0's timings noisy (up to 10x, at random), so that "
         "the ranks measure different times and must still agree");
 
-    mca_coll_loom_component.rules_path = NULL;
+    /* The site's rule file (RULES.md, "A rule file for every job"): its path is fixed when loom
+     * is built (SYSCONFDIR/loom/site.rules of the install prefix); where it exists it is this
+     * parameter's default, so every job of that installation uses it with no flag. */
+    static char site_rules[] = LOOM_SITE_RULES;
+    mca_coll_loom_component.rules_path = 0 == access(site_rules, R_OK) ? site_rules : NULL;
     (void)mca_base_component_var_register(
         c, "rules",
         "Path of a loom rule file (see selection_rules/RULES.md). Its rules are consulted "
-        "before loom's built-in defaults; a file with errors is reported and not used",
+        "before loom's built-in defaults; a file with errors is reported and not used. Default: "
+        "the site's rule file, " LOOM_SITE_RULES ", where it exists (an empty value: none)",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_path);
     mca_coll_loom_component.rules_strict = false;
