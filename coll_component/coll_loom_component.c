@@ -1,6 +1,6 @@
 /*
  * The loom component: its description for Open MPI, its MCA parameters (coll_loom_*, listed
- * in README.md's table, which a test checks against ompi_info) and its MPI_T performance
+ * in docs/parameters.md's table, which a test checks against ompi_info) and its MPI_T performance
  * variables (coll_loom_<collective>_served, coll_loom_<collective>_declined).
  */
 #include "coll_loom.h"
@@ -239,7 +239,7 @@ static int loom_register(void)
         "1: online tuning. For each (communicator, collective, size class) that repeats, loom times "
         "a few candidates on the application's own blocking calls - the rule table's choice, Open "
         "MPI's own (handing on) and other algorithms that can serve the call - agrees with every "
-        "rank on the fastest and keeps it (README, \"Online tuning\"). 0: off");
+        "rank on the fastest and keeps it (docs/tuning.md, \"Online tuning\"). 0: off");
     mca_coll_loom_component.autotune_trials = 4;
     register_int(c, "autotune_trials", OPAL_INFO_LVL_5, &mca_coll_loom_component.autotune_trials,
         "Online tuning: timed calls per candidate (1-16; 4 times as many up to 64 KiB, in two runs); the first "

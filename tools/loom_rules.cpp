@@ -12,9 +12,9 @@
 //   loom-rules algorithms [--markdown]     every algorithm of every collective, from the registry:
 //                                          summary, cost, what it needs, the options it reads
 //
-// B is loom's message size for the collective (README, "What loom serves"). Exit codes: 0
-// success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the call; 2
-// bad usage.
+// B is loom's message size for the collective (docs/algorithms.md, "What loom serves"). Exit
+// codes: 0 success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the
+// call; 2 bad usage.
 #include "loom_rules.hpp"
 #include "registry.hpp"
 #include "decide.hpp"
@@ -198,7 +198,7 @@ std::pair<Collective, Form> collective_named(const std::string& name)
     throw UsageError("unknown collective '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
 }
 
-// loom's message size, per collective (README, "What loom serves").
+// loom's message size, per collective (docs/algorithms.md, "What loom serves").
 const char* size_meaning(Collective c)
 {
     if (counts_differ_by_rank(c)) return "always 0 (its counts differ from rank to rank)";

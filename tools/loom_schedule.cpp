@@ -4,9 +4,9 @@
 //   loom-schedule COLLECTIVE ALGORITHM [--ranks P] [--bytes S] [--buffer B] [--segment B]
 //                 [--root R] [--rank R]
 //
-// S is the collective's message size as loom defines it (README, "What loom serves"): the
-// vector for allreduce/reduce/bcast, the whole input for reduce_scatter, the whole gathered
-// vector for allgather, one block for alltoall. Reductions use 1-byte elements (uint8 BXOR).
+// S is the collective's message size as loom defines it (docs/algorithms.md, "What loom
+// serves"): the vector for allreduce/reduce/bcast, the whole input for reduce_scatter, the whole
+// gathered vector for allgather, one block for alltoall. Reductions use 1-byte elements (uint8 BXOR).
 // Printed: for PAT its plan (aggregation A, sub-tree size D) and step table from the schedule
 // generator; then, for one rank, every step of the real run (peers as distances, bytes); then
 // totals: messages, bytes sent, steps, and peak scratch memory (that rank, and the maximum

@@ -459,7 +459,7 @@ TEST_CASE("resumable: what an operation's stack costs in resident memory", "[res
     INFO(stacks << " stacks; the most resident: " << kib << " KiB of " << Fiber::kDefaultStack / 1024);
     CHECK(stacks >= 8); // the 8 ranks' operations, pooled with their stacks
     CHECK(most > 0);
-    CHECK(kib <= 128); // far below the 256 KiB mapped (README: 64 KiB measured)
+    CHECK(kib <= 128); // far below the 256 KiB mapped (docs/algorithms.md: 64 KiB measured)
     std::printf("resumable: fiber stacks after every collective's algorithms: %zu, the most resident %zu KiB of %zu "
                 "KiB\n",
                 stacks, kib, Fiber::kDefaultStack / 1024);
