@@ -1,13 +1,17 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
 loom-bench in (a loom job with the plugin of a build tree or the installed one, and a job with
 Open MPI's default selection, loom hidden), one such run with its CSV read back, and the rule
-files' size and range text (also for selection_rules/make-default-rules). `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
+files' size and range text (also for selection_rules/make-default-rules), and reading a CSV
+file that the repository keeps in an archive beside it. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
 import csv
+import errno
+import io
 import os
 import re
 import shlex
 import subprocess
 import sys
+import tarfile
 
 
 def fail(prog, message, status=1):
@@ -113,6 +117,59 @@ class Jobs:
                 fail(self.prog, f"contender {row['contender']} in the {who} job")
         nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", r.stdout, re.M)
         return rows, int(nodes.group(1)) if nodes else 0
+
+
+# Raw measurements kept in archives. The repository keeps the CSV files of finished runs
+# (loom-tune's job files in a state directory, loom-bench-compare's --csv files in
+# tools/bench/results/, make-report's loom-sim data in tools/sim/report/) in xz-compressed tar
+# archives of plain file names, DIR/*.tar.xz, beside where the files were (tools/dev/archive-csv
+# makes them). A file DIR/NAME that does not exist is read from the member NAME of the first of
+# those archives (in name order) that holds one; a plain file wins over an archived one.
+ARCHIVE_SUFFIX = ".tar.xz"
+
+
+def archives(directory):
+    """The archives in `directory` (its *.tar.xz files), sorted by name; none if it does not exist."""
+    try:
+        names = os.listdir(directory or ".")
+    except FileNotFoundError:
+        return []
+    return sorted(os.path.join(directory, n) for n in names if n.endswith(ARCHIVE_SUFFIX))
+
+
+def archived_names(directory):
+    """{file name: the archive holding it} for the files archived in `directory`."""
+    out = {}
+    for path in archives(directory):
+        with tarfile.open(path, "r:xz") as t:
+            for m in t.getmembers():
+                if m.isfile() and "/" not in m.name:
+                    out.setdefault(m.name, path)
+    return out
+
+
+def read_text(path):
+    """The text of the file `path`, or, where there is none, of the member of that name in an
+    archive in its directory (above). Raises FileNotFoundError if neither exists."""
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            return f.read()
+    directory, name = os.path.split(path)
+    for archive in archives(directory):
+        with tarfile.open(archive, "r:xz") as t:
+            try:
+                member = t.getmember(name)
+            except KeyError:
+                continue
+            if member.isfile():
+                return t.extractfile(member).read().decode()
+    raise FileNotFoundError(errno.ENOENT, f"no such file, nor a member {name} of an archive "
+                            f"{os.path.join(directory, '*' + ARCHIVE_SUFFIX)}", path)
+
+
+def csv_rows(path):
+    """csv.DictReader over the CSV file `path`, plain or archived (read_text)."""
+    return csv.DictReader(io.StringIO(read_text(path), newline=""))
 
 
 # Readings of loom-core-rtt (Jobs.core_rtt) describe one state of the machine if every one is
