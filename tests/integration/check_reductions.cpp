@@ -223,19 +223,27 @@ std::vector<unsigned char> small_int_reference(MPI_Op op, int size, std::size_t 
 
 void allreduce_small_ints(const Setting& s)
 {
-    const std::vector<SmallInt> types = {{MPI_CHAR, "CHAR", 1},
-                                         {MPI_SIGNED_CHAR, "SIGNED_CHAR", 1},
-                                         {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", 1},
-                                         {MPI_INT8_T, "INT8_T", 1},
-                                         {MPI_UINT8_T, "UINT8_T", 1},
-                                         {MPI_BYTE, "BYTE", 1},
-                                         {MPI_INTEGER1, "INTEGER1", 1},
-                                         {MPI_CHARACTER, "CHARACTER", 1},
-                                         {MPI_SHORT, "SHORT", 2},
-                                         {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", 2},
-                                         {MPI_INT16_T, "INT16_T", 2},
-                                         {MPI_UINT16_T, "UINT16_T", 2},
-                                         {MPI_INTEGER2, "INTEGER2", 2}};
+    std::vector<SmallInt> types = {{MPI_CHAR, "CHAR", 1},
+                                   {MPI_SIGNED_CHAR, "SIGNED_CHAR", 1},
+                                   {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", 1},
+                                   {MPI_INT8_T, "INT8_T", 1},
+                                   {MPI_UINT8_T, "UINT8_T", 1},
+                                   {MPI_BYTE, "BYTE", 1},
+                                   {MPI_SHORT, "SHORT", 2},
+                                   {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", 2},
+                                   {MPI_INT16_T, "INT16_T", 2},
+                                   {MPI_UINT16_T, "UINT16_T", 2}};
+    // The Fortran types exist where Open MPI was built with Fortran (a site's build may not be:
+    // mpi.h then leaves MPI_INTEGER1/2 undefined and MPI_CHARACTER has no size).
+    int character_bytes = 0;
+    MPI_Type_size(MPI_CHARACTER, &character_bytes);
+    if (character_bytes == 1) types.push_back({MPI_CHARACTER, "CHARACTER", 1});
+#ifdef MPI_INTEGER1
+    types.push_back({MPI_INTEGER1, "INTEGER1", 1});
+#endif
+#ifdef MPI_INTEGER2
+    types.push_back({MPI_INTEGER2, "INTEGER2", 2});
+#endif
     // Values near the top of the range, so sums overflow at any rank count; products of odd
     // values wrap too.
     auto byte_value = [](int r, std::size_t i) { return std::uint8_t(120 + 61 * r + 7 * i); };
