@@ -24,7 +24,11 @@
 static loom_trace_event_t *events;
 static size_t capacity;
 static char *directory; /* coll_loom_trace's value, copied: Open MPI frees its own before close */
-static size_t segment_size, buffer_size, radix; /* coll_loom_segment_size, _pat_buffer_size, _knomial_radix at open */
+/* The size coll_loom_trace_max_events' help and this file's header promise. */
+_Static_assert(sizeof(loom_trace_event_t) == 264, "a trace event is 264 bytes");
+
+/* coll_loom_segment_size, _pat_buffer_size, _knomial_radix, _alltoallv_max_requests at open */
+static size_t segment_size, buffer_size, radix, requests;
 static size_t used;                  /* taken slots (atomic); may exceed capacity: those are dropped */
 static __thread loom_trace_event_t *current; /* the thread's traced call now */
 
@@ -57,6 +61,7 @@ void loom_trace_open(void)
     segment_size = mca_coll_loom_component.segment_size;
     buffer_size = mca_coll_loom_component.pat_buffer_size;
     radix = mca_coll_loom_component.knomial_radix;
+    requests = mca_coll_loom_component.alltoallv_max_requests;
     if (NULL != events && NULL == (directory = strdup(dir))) {
         free(events);
         events = NULL;
@@ -165,6 +170,8 @@ static void set_served(loom_trace_event_t *e, const loom_call_t *call, const cha
     e->segment_bytes = NULL != call ? call->segment_bytes : 0;
     e->buffer_bytes = NULL != call ? call->buffer_bytes : 0;
     e->radix = (unsigned char)(NULL != call ? call->radix : 0);
+    const size_t window = NULL != call ? call->max_requests : 0;
+    e->requests = (unsigned short)(window < LOOM_TRACE_ALL_REQUESTS ? window : LOOM_TRACE_ALL_REQUESTS);
 }
 
 void loom_trace_served(const loom_call_t *call, struct ompi_communicator_t *comm, const char *algorithm,
@@ -315,9 +322,9 @@ void loom_trace_close(void)
                 call.segment_bytes = e->segment_bytes;
                 call.buffer_bytes = e->buffer_bytes;
                 call.radix = e->radix;
+                call.max_requests = LOOM_TRACE_ALL_REQUESTS == e->requests ? SIZE_MAX : e->requests;
                 char options[96];
-                loom_choice_options(&call, segment_size, buffer_size, radix, mca_coll_loom_component.alltoallv_max_requests,
-                                    options, sizeof(options));
+                loom_choice_options(&call, segment_size, buffer_size, radix, requests, options, sizeof(options));
                 fprintf(f, ",\"options\":");
                 put_string(f, options);
             }

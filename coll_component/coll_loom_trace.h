@@ -35,10 +35,13 @@ typedef struct loom_trace_event {
                                 call handed on: the next component's request completes it) */
     unsigned char start;     /* 1: an MPI_Start of a persistent request */
     unsigned char radix;     /* the k-nomial radix (2-16; 0: none), in a byte: an event stays 264 */
+    unsigned short requests; /* linear alltoallv's window (0: none; LOOM_TRACE_ALL_REQUESTS: every peer
+                                at once, or a window too large for the field) */
     char comm_name[32];
     char rule[40]; /* the rule that chose it (file:line), or "" */
     char why[96];  /* handed on: why */
 } loom_trace_event_t;
+#define LOOM_TRACE_ALL_REQUESTS 0xffff
 
 /* A traced entry point's record of its call: the event (NULL if the buffer is full) and the
  * event of the call this one is nested in (a component below calling back), restored after. */

@@ -2,8 +2,9 @@
 // number of calls of each form, for tests/integration/trace-check to count in the trace files.
 // Per rank: 50 MPI_Allreduce and 20 MPI_Bcast on MPI_COMM_WORLD (trace-check hands bcast on with
 // coll_loom_bcast_algorithm=fallback), 30 MPI_Iallreduce each waited for, one persistent
-// allreduce started 10 times, and 15 MPI_Barrier on a communicator split in two (even and odd
-// ranks). Open MPI makes collectives of its own inside MPI_Comm_split (an allgather, allreduces
+// allreduce started 10 times, 5 MPI_Alltoallv (trace-check's rule file serves them with linear
+// and requests=2, which the events' options must name), and 15 MPI_Barrier on a communicator
+// split in two (even and odd ranks). Open MPI makes collectives of its own inside MPI_Comm_split (an allgather, allreduces
 // for the context id), so the counted calls lie between two MPI_Barrier on MPI_COMM_WORLD, the
 // markers trace-check looks for. Every result is checked; the job fails on a wrong one.
 #define OMPI_SKIP_MPICXX 1 // the C API only: Debian links no C++ bindings
@@ -60,6 +61,15 @@ int main(int argc, char** argv)
         expect(out[3] == sum, "persistent allreduce");
     }
     MPI_Request_free(&p);
+    const std::size_t ranks = std::size_t(size);
+    std::vector<int> counts(ranks, 1), displs(ranks), send(ranks), recv(ranks);
+    for (int i = 0; i < size; ++i) displs[std::size_t(i)] = i;
+    for (int i = 0; i < 5; ++i) {
+        for (int peer = 0; peer < size; ++peer) send[std::size_t(peer)] = 1000 * rank + peer + i;
+        MPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(), counts.data(), displs.data(),
+                      MPI_INT, MPI_COMM_WORLD);
+        for (int peer = 0; peer < size; ++peer) expect(recv[std::size_t(peer)] == 1000 * peer + rank + i, "alltoallv");
+    }
     for (int i = 0; i < 15; ++i) MPI_Barrier(half);
     MPI_Barrier(MPI_COMM_WORLD); // the last marker
     MPI_Comm_free(&half);
