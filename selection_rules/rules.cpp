@@ -14,6 +14,10 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 4096;
 constexpr std::size_t kMaxRules = 100000;
 constexpr std::size_t kMaxErrors = 1000; // then the rest of a file is not checked
+// A rule's key=value words: options configure the algorithm it names (so a fallback rule, which
+// runs none, takes none); match keys narrow which calls it matches.
+const std::vector<std::string_view> kOptionKeys = {"segment", "buffer", "leaders", "radix", "requests"};
+const std::vector<std::string_view> kMatchKeys = {"nodes", "ranks_per_node", "memory", "commutative", "ompi"};
 
 struct Token {
     std::string_view text;
@@ -155,8 +159,11 @@ std::vector<Token> tokens(std::string_view line)
 void parse_option(LineParser& p, Rule& rule, const Token& t)
 {
     const auto eq = t.text.find('=');
-    static const std::vector<std::string_view> keys = {"segment", "buffer", "leaders",     "radix", "requests",
-                                                       "nodes",   "ranks_per_node", "memory", "commutative", "ompi"};
+    static const std::vector<std::string_view> keys = [] {
+        std::vector<std::string_view> all = kOptionKeys;
+        all.insert(all.end(), kMatchKeys.begin(), kMatchKeys.end());
+        return all;
+    }();
     if (eq == std::string_view::npos || eq == 0) {
         p.error(t.column, "expected key=value after the algorithm, found '" + std::string(t.text) + "'");
         return;
@@ -348,8 +355,7 @@ ParseResult parse(std::string_view text, std::string_view file)
             // Options configure one of loom's algorithms, and a fallback rule runs none: an
             // option there is a mistake worth reporting, not one to ignore silently. Match keys
             // (nodes=, memory=, ...) narrow a fallback rule like any other.
-            if (rule.is_fallback() &&
-                (key == "segment" || key == "buffer" || key == "leaders" || key == "radix" || key == "requests")) {
+            if (rule.is_fallback() && std::find(kOptionKeys.begin(), kOptionKeys.end(), key) != kOptionKeys.end()) {
                 p.error(t[i].column, std::string(kFallback) + " takes no options ('" + std::string(key) +
                                          "=' configures one of loom's algorithms)");
                 continue;
