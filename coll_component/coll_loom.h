@@ -96,7 +96,8 @@ LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component
 struct loom_served_repeat;
 typedef struct loom_repeat {
     int valid;
-    int count, scount, root, in_place, segment, single_copy;
+    long long count; /* the count; for reduce_scatter and allgatherv the sum of the per-rank counts */
+    int scount, root, in_place, segment, single_copy;
     char forced[32]; /* the algorithm forced when it was decided; "" for none */
     struct ompi_datatype_t *dtype, *sdtype;
     struct ompi_op_t *op;
@@ -155,6 +156,7 @@ typedef struct mca_coll_loom_module_t {
      * 4.1's han calls the communicator's current function when it cannot handle a
      * communicator), and loom must serve it rather than hand it on forever. */
     unsigned handing_on;
+    int comm_size; /* the communicator's size (set when the module is enabled) */
     /* 1: the module of MPI_COMM_WORLD (its destruction, in MPI_Finalize, writes the timeline and
      * what online tuning learned). */
     int is_world;

@@ -24,16 +24,17 @@
  * record is built: the pipeline's first test (loom_repeat_of_args, coll_loom_repeat.c) and its
  * hand-on, inline on the arguments - about 150 instructions fewer than the whole path, which a
  * handed-on call adds to the next component's (callgrind: tools/dev/call-instructions
- * --collective bcast). A blocking call is marked as being handed on meanwhile
+ * --collective bcast; for reduce_scatter, whose per-rank counts kept it off this path until
+ * issue 45, about 1000). A blocking call is marked as being handed on meanwhile
  * (mca_coll_loom_module_t.handing_on) and is not handed on so while marked: it was handed back
  * from below. The arguments after COLL are the call's send buffer, receive buffer, count,
- * datatype, op, root, send count and send datatype, as SERVE records them (NULL or 0 where the
- * collective has none). Declares repeat_ (any other repeat the test found, for SERVE or START:
+ * per-rank receive counts (reduce_scatter, allgatherv), datatype, op, root, send count and send
+ * datatype, as SERVE records them (NULL or 0 where the collective has none). Declares repeat_ (any other repeat the test found, for SERVE or START:
  * a served one, or one handed back from below). */
-#define HAND_ON_REPEAT_AS(KIND, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS) \
-    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                 \
-    const loom_repeat_t *const repeat_ =                                                                 \
-        loom_repeat_of_args(m_, KIND, COLL, SBUF, RBUF, COUNT, DTYPE, OP, ROOT, SCOUNT, SDTYPE);         \
+#define HAND_ON_REPEAT_AS(KIND, COLL, SBUF, RBUF, COUNT, COUNTS, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS) \
+    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                         \
+    const loom_repeat_t *const repeat_ =                                                                         \
+        loom_repeat_of_args(m_, KIND, COLL, SBUF, RBUF, COUNT, COUNTS, DTYPE, OP, ROOT, SCOUNT, SDTYPE);         \
     const unsigned mark_ = LOOM_BLOCKING == (KIND) ? 1u << (COLL) : 0u;                                  \
     if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & mark_)) {                       \
         loom_note_declined(KIND, COLL, comm, repeat_->why);                                              \

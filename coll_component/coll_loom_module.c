@@ -21,6 +21,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->segment_allowed = 0;
     m->single_copy = LOOM_SINGLE_COPY_OFF;
     m->handing_on = 0;
+    m->comm_size = 0;
     m->is_world = m->world_rank0 = 0;
     m->tune = NULL;
     m->node_shm = NULL;
@@ -67,6 +68,7 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *)module;
     m->is_world = &ompi_mpi_comm_world.comm == comm;
+    m->comm_size = ompi_comm_size(comm);
     m->world_rank0 = m->is_world && 0 == ompi_comm_rank(comm);
 
     /* Components are enabled from lowest to highest priority, so comm->c_coll now holds

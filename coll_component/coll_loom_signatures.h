@@ -9,10 +9,9 @@
  *   LOOM_FROM_S(c)     the same from a loom_mpi_call_t c, for mca_coll_loom_hand_on
  *   LOOM_RECORD_S      its loom_mpi_call_t fields (each preceded by a comma)
  *   LOOM_REPEAT_S(KIND, COLL, CALL_PREVIOUS)  HAND_ON_REPEAT_AS (coll_loom_entry.c) on its
- *                      arguments; a class with per-rank count arrays is never remembered
- *                      (coll_loom_repeat.c): repeat_ NULL - but for the classes decided by the
- *                      communicator alone (counts that differ by rank), whose handed-on
- *                      decision is looked up by root and in-place use only
+ *                      arguments; reduce_scatter's and allgatherv's receive counts by their
+ *                      sum, and the classes decided by the communicator alone (counts that
+ *                      differ by rank) by root and in-place use only
  */
 #ifndef COLL_LOOM_SIGNATURES_H
 #define COLL_LOOM_SIGNATURES_H
@@ -22,21 +21,22 @@
 #define LOOM_FROM_reduction(c) (c)->sbuf, (c)->rbuf, (c)->count, (c)->dtype, (c)->op,
 #define LOOM_RECORD_reduction , .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op
 #define LOOM_REPEAT_reduction(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, NULL, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_rooted_reduction LOOM_PARAMS_reduction int root,
 #define LOOM_ARGS_rooted_reduction   LOOM_ARGS_reduction root,
 #define LOOM_FROM_rooted_reduction(c) LOOM_FROM_reduction(c)(c)->root,
 #define LOOM_RECORD_rooted_reduction LOOM_RECORD_reduction, .root = root
 #define LOOM_REPEAT_rooted_reduction(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, dtype, op, root, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, NULL, dtype, op, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_reduction_v \
     const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
 #define LOOM_ARGS_reduction_v   sbuf, rbuf, rcounts, dtype, op,
 #define LOOM_FROM_reduction_v(c) (c)->sbuf, (c)->rbuf, (c)->counts, (c)->dtype, (c)->op,
 #define LOOM_RECORD_reduction_v , .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op
-#define LOOM_REPEAT_reduction_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_reduction_v(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, rcounts, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange                                                                    \
     const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
@@ -46,7 +46,7 @@
 #define LOOM_RECORD_exchange \
     , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
 #define LOOM_REPEAT_exchange(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, NULL, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange_v                                                                           \
     const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
@@ -56,7 +56,8 @@
 #define LOOM_RECORD_exchange_v                                                                                 \
     , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
       .dtype = rdtype
-#define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) const loom_repeat_t *const repeat_ = NULL;
+#define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) \
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, rcounts, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
 
 /* gather, scatter: the same arguments (which side is significant at the root only is the layout's). */
 #define LOOM_PARAMS_rooted_exchange LOOM_PARAMS_exchange int root,
@@ -64,14 +65,14 @@
 #define LOOM_FROM_rooted_exchange(c) LOOM_FROM_exchange(c)(c)->root,
 #define LOOM_RECORD_rooted_exchange LOOM_RECORD_exchange, .root = root
 #define LOOM_REPEAT_rooted_exchange(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, rdtype, NULL, root, scount, sdtype, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, NULL, rdtype, NULL, root, scount, sdtype, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_rooted_exchange_v LOOM_PARAMS_exchange_v int root,
 #define LOOM_ARGS_rooted_exchange_v   LOOM_ARGS_exchange_v root,
 #define LOOM_FROM_rooted_exchange_v(c) LOOM_FROM_exchange_v(c)(c)->root,
 #define LOOM_RECORD_rooted_exchange_v LOOM_RECORD_exchange_v, .root = root
 #define LOOM_REPEAT_rooted_exchange_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_scatter_v                                                                                  \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, \
@@ -82,7 +83,7 @@
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, \
       .dtype = rdtype, .root = root
 #define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange_vv                                                                               \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,     \
@@ -94,7 +95,7 @@
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .dtype = rdtype
 #define LOOM_REPEAT_exchange_vv(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_exchange_w                                                                                 \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, \
@@ -106,20 +107,20 @@
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .rdtypes = rdtypes
 #define LOOM_REPEAT_exchange_w(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,
 #define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
 #define LOOM_RECORD_broadcast , .rbuf = buf, .count = count, .dtype = dtype, .root = root
 #define LOOM_REPEAT_broadcast(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, NULL, buf, count, dtype, NULL, root, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, buf, count, NULL, dtype, NULL, root, 0, NULL, CALL_PREVIOUS)
 
 #define LOOM_PARAMS_sync
 #define LOOM_ARGS_sync
 #define LOOM_FROM_sync(c)
 #define LOOM_RECORD_sync
 #define LOOM_REPEAT_sync(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+    HAND_ON_REPEAT_AS(KIND, COLL, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
 
 #endif /* COLL_LOOM_SIGNATURES_H */

@@ -80,8 +80,12 @@ struct ResolvedHandle {
     Memo last[kCollectiveCount];
     // The forced parameter's algorithm, looked up once per value: the parameter's string
     // changes only between collectives (through MPI_T), and a new value may reuse the old
-    // one's address, so the name is compared too.
+    // one's address, so the name is compared too. A name that is no algorithm (`fallback`, a
+    // misspelling) is remembered as such: looking it up walked the whole registry on every
+    // call, about 500 instructions of each call `fallback` hands on that has no repeat path
+    // (reduce_scatter: tools/dev/call-instructions).
     struct {
+        std::string name;
         const char* text = nullptr;
         const Algorithm* algorithm = nullptr;
     } forced[kCollectiveCount];
@@ -89,9 +93,9 @@ struct ResolvedHandle {
     const Algorithm* forced_algorithm(Collective c, const char* text)
     {
         auto& memo = forced[std::size_t(c)];
-        if (memo.text == text && memo.algorithm != nullptr && std::strcmp(text, memo.algorithm->name.data()) == 0)
-            return memo.algorithm;
+        if (memo.text == text && memo.name == text) return memo.algorithm;
         memo.text = text;
+        memo.name = text;
         memo.algorithm = find_algorithm(c, text);
         return memo.algorithm;
     }

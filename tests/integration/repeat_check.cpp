@@ -6,6 +6,8 @@
 // (coll_component/coll_loom_repeat.c). This test makes one random sequence of calls - 80
 // cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall,
 // gatherv and alltoallv (counts that differ by rank: their handed-on repeats ignore counts),
+// reduce_scatter and allgatherv (per-rank counts the same on every rank: their handed-on repeats
+// are found by the counts' sum, so one variant spreads the same sum differently),
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
 // not, each case often repeated at once or after other collectives - on two duplicates of
 // MPI_COMM_WORLD in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
@@ -55,15 +57,37 @@ void fail(const std::string& what)
     if (failures++ < 20) dprintf(report_fd, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
 }
 
-enum Coll { allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall, gatherv, alltoallv, coll_count };
-const char* const names[coll_count] = {"allreduce", "reduce",   "reduce_scatter_block", "allgather", "bcast",
-                                       "barrier",   "alltoall", "gatherv",              "alltoallv"};
+enum Coll {
+    allreduce,
+    reduce,
+    reduce_scatter_block,
+    allgather,
+    bcast,
+    barrier,
+    alltoall,
+    gatherv,
+    alltoallv,
+    reduce_scatter,
+    allgatherv,
+    coll_count
+};
+const char* const names[coll_count] = {"allreduce", "reduce",   "reduce_scatter_block", "allgather",
+                                       "bcast",     "barrier",  "alltoall",             "gatherv",
+                                       "alltoallv", "reduce_scatter", "allgatherv"};
 
 // gatherv's and alltoallv's counts differ from rank to rank (their repeats are decided by the
 // communicator alone, counts left out): rank r's block is count + r % 3 elements, and r sends q
 // count + (r + 2q) % 3 in alltoallv.
 int own_count(int count, int r) { return count + r % 3; }
 int pair_count(int count, int from, int to) { return count + (from + 2 * to) % 3; }
+// reduce_scatter's and allgatherv's counts, the same on every rank: rank r's block is
+// own_count(count, r + shift); shifting spreads the same sum differently.
+std::vector<int> spread_counts(int count, int shift)
+{
+    std::vector<int> counts(static_cast<std::size_t>(size));
+    for (int q = 0; q < size; ++q) counts[std::size_t(q)] = own_count(count, q + shift);
+    return counts;
+}
 
 struct Case {
     Coll coll;
@@ -72,17 +96,19 @@ struct Case {
     MPI_Op op;
     int root;
     bool in_place;
+    int shift = 0; // reduce_scatter, allgatherv: see spread_counts
     std::string text() const
     {
         char type_name[MPI_MAX_OBJECT_NAME];
         int len = 0;
         MPI_Type_get_name(type, type_name, &len);
         return std::string(names[coll]) + " count " + std::to_string(count) + " " + type_name +
-               (op == MPI_MAX ? " max" : " sum") + " root " + std::to_string(root) + (in_place ? " in place" : "");
+               (op == MPI_MAX ? " max" : " sum") + " root " + std::to_string(root) + (in_place ? " in place" : "") +
+               (shift != 0 ? " counts shifted by " + std::to_string(shift) : "");
     }
 };
 
-bool reduces(Coll c) { return c == allreduce || c == reduce || c == reduce_scatter_block; }
+bool reduces(Coll c) { return c == allreduce || c == reduce || c == reduce_scatter_block || c == reduce_scatter; }
 
 // Element i of rank r's input: small integers, exact in every type and under sum.
 int value(int r, long i) { return int((r * 7 + i * 3) % 11) + 1; }
@@ -223,13 +249,45 @@ void call(const Case& c, MPI_Comm comm)
             for (long i = 0; i < rc[std::size_t(q)]; ++i) expect(recv, rd[std::size_t(q)] + i, value(q + rank * size, i));
         break;
     }
+    case reduce_scatter: {
+        const auto counts = spread_counts(c.count, c.shift);
+        long total = 0, first = 0; // the whole vector's length; where this rank's block begins
+        for (int q = 0; q < size; ++q) {
+            if (q == rank) first = total;
+            total += counts[std::size_t(q)];
+        }
+        const long mine = counts[std::size_t(rank)];
+        auto send = buffer(c.type, total), recv = buffer(c.type, c.in_place ? total : mine);
+        for (long i = 0; i < total; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
+        check::reduce_scatter(c.in_place ? in_place : send.data(), recv.data(), counts.data(), c.type, c.op, comm);
+        for (long i = 0; i < mine; ++i) expect(recv, i, reduced(c, first + i));
+        break;
+    }
+    case allgatherv: {
+        const auto counts = spread_counts(c.count, c.shift);
+        std::vector<int> displs(counts.size());
+        int total = 0;
+        for (std::size_t q = 0; q < counts.size(); ++q) displs[q] = total, total += counts[q];
+        const int mine = counts[std::size_t(rank)];
+        auto send = buffer(c.type, mine), recv = buffer(c.type, total);
+        for (long i = 0; i < mine; ++i)
+            set(c.in_place ? recv : send, c.type, (c.in_place ? displs[std::size_t(rank)] : 0) + i, value(rank, i));
+        if (c.in_place)
+            check::allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), counts.data(), displs.data(), c.type, comm);
+        else
+            check::allgatherv(send.data(), mine, c.type, recv.data(), counts.data(), displs.data(), c.type, comm);
+        for (int q = 0; q < size; ++q)
+            for (long i = 0; i < counts[std::size_t(q)]; ++i) expect(recv, displs[std::size_t(q)] + i, value(q, i));
+        break;
+    }
     case coll_count: break;
     }
 }
 
-// The cases, the same on every rank (a fixed seed): 20 random ones, each followed by three
-// variants that differ in one argument (the datatype, the count, the root or in-place use),
-// so that calls alike but for one argument meet each other.
+// The cases, the same on every rank (a fixed seed): 20 (one of each collective first, then any),
+// each followed by three variants that differ in one argument (the datatype, the count, the root,
+// in-place use, or how reduce_scatter's and allgatherv's counts are spread), so that calls alike
+// but for one argument meet each other.
 std::vector<Case> make_cases(std::mt19937& rng)
 {
     const int counts[] = {0, 1, 2, 5, 16, 64, 300, 2048, 30000};
@@ -239,7 +297,7 @@ std::vector<Case> make_cases(std::mt19937& rng)
     std::vector<Case> cases;
     for (int k = 0; k < 20; ++k) {
         Case c{};
-        c.coll = Coll(rng() % coll_count);
+        c.coll = k < coll_count ? Coll(k) : Coll(rng() % coll_count); // every collective, then any
         c.count = c.coll == barrier ? 0 : counts[rng() % std::size(counts)];
         c.type = c.coll == barrier ? MPI_INT : type_for(c.coll); // barrier: unused
         c.op = reduces(c.coll) ? (rng() % 2 ? MPI_MAX : MPI_SUM) : MPI_OP_NULL;
@@ -255,6 +313,8 @@ std::vector<Case> make_cases(std::mt19937& rng)
                 d.count = counts[rng() % std::size(counts)];
             } else if (c.coll == reduce || c.coll == bcast || c.coll == gatherv) {
                 d.root = size - 1 - c.root;
+            } else if (c.coll == reduce_scatter || c.coll == allgatherv) {
+                d.shift = c.shift + 1; // the same sum of counts, spread differently
             } else if (c.coll != bcast) {
                 d.in_place = !c.in_place;
             }
@@ -275,7 +335,9 @@ const char* const forcible[coll_count][2] = {{"ring", "shm"},
                                              {"bruck", "recursive_doubling"},
                                              {"bruck", "shm"},
                                              {"linear", "cma"},
-                                             {"pairwise", "linear"}};
+                                             {"pairwise", "linear"},
+                                             {"ring", "halving_doubling"},
+                                             {"ring", "bruck"}};
 
 void force(Coll c, const char* algorithm)
 {

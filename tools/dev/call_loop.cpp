@@ -5,7 +5,10 @@
 //                                              rank 0; barrier; alltoall: BYTES to each rank;
 //                                              allgather: BYTES from each rank;
 //                                              iallreduce, ibcast, ibarrier, ialltoall,
-//                                              iallgather: the non-blocking call, then MPI_Wait)
+//                                              iallgather: the non-blocking call, then MPI_Wait;
+//                                              reduce: doubles summed to rank 0; reduce_scatter:
+//                                              BYTES of doubles to each rank; scatter: BYTES to
+//                                              each rank from rank 0; allgatherv: BYTES from each)
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
 
@@ -20,7 +23,8 @@ int main(int argc, char** argv)
     MPI_Init(&argc, &argv);
     if (argc < 3) {
         std::fprintf(stderr,
-                     "usage: loom-call-loop [i]allreduce|[i]bcast|[i]barrier|[i]alltoall|[i]allgather CALLS [BYTES]\n");
+                     "usage: loom-call-loop [i]allreduce|[i]bcast|[i]barrier|[i]alltoall|[i]allgather|reduce|"
+                     "reduce_scatter|scatter|allgatherv CALLS [BYTES]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char* coll = argv[1];
@@ -30,9 +34,15 @@ int main(int argc, char** argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::vector<double> in((bytes * std::size_t(size)) / sizeof(double) + 1, 1.0), out(in.size());
     const int count = int(bytes / sizeof(double));
+    // The per-rank counts and displacements of reduce_scatter and allgatherv.
+    const std::size_t ranks = std::size_t(size);
+    const std::vector<int> counts(ranks, count), byte_counts(ranks, int(bytes));
+    std::vector<int> displs(ranks);
+    for (int i = 0; i < size; ++i) displs[std::size_t(i)] = i * int(bytes);
     // The collective is looked up once: the loop holds only the calls callgrind counts.
     static const char* const names[] = {"allreduce", "bcast",     "alltoall", "barrier",   "iallreduce",
-                                        "ibcast",    "ialltoall", "ibarrier", "allgather", "iallgather"};
+                                        "ibcast",    "ialltoall", "ibarrier", "allgather", "iallgather",
+                                        "reduce",    "reduce_scatter", "scatter", "allgatherv"};
     int which = -1;
     for (int i = 0; i < int(std::size(names)); ++i)
         if (std::strcmp(coll, names[i]) == 0) which = i;
@@ -54,8 +64,15 @@ int main(int argc, char** argv)
             break;
         case 7: MPI_Ibarrier(MPI_COMM_WORLD, &request); break;
         case 8: MPI_Allgather(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, MPI_COMM_WORLD); break;
-        default:
+        case 9:
             MPI_Iallgather(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, MPI_COMM_WORLD, &request);
+            break;
+        case 10: MPI_Reduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+        case 11: MPI_Reduce_scatter(in.data(), out.data(), counts.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+        case 12: MPI_Scatter(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD); break;
+        default:
+            MPI_Allgatherv(in.data(), int(bytes), MPI_BYTE, out.data(), byte_counts.data(), displs.data(), MPI_BYTE,
+                           MPI_COMM_WORLD);
             break;
         }
         if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
