@@ -29,8 +29,9 @@
  * (mca_coll_loom_module_t.handing_on) and is not handed on so while marked: it was handed back
  * from below. The arguments after COLL are the call's send buffer, receive buffer, count,
  * per-rank receive counts (reduce_scatter, allgatherv), datatype, op, root, send count and send
- * datatype, as SERVE records them (NULL or 0 where the collective has none). Declares repeat_ (any other repeat the test found, for SERVE or START:
- * a served one, or one handed back from below). */
+ * datatype, as SERVE records them (NULL or 0 where the collective has none). Declares repeat_
+ * (any other repeat the test found, for SERVE or START: a served one, or one handed back from
+ * below). */
 #define HAND_ON_REPEAT_AS(KIND, COLL, SBUF, RBUF, COUNT, COUNTS, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS) \
     mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                         \
     const loom_repeat_t *const repeat_ =                                                                         \
