@@ -44,6 +44,7 @@ typedef struct mca_coll_loom_component_t {
     char *forced[LOOM_COLL_COUNT];
     int fast_repeats;       /* coll_loom_fast_repeats: repeats of a handed-on call skip the
                                decision (coll_loom_repeat.c) */
+    int allocator_like_open_mpi; /* coll_loom_allocator_like_open_mpi (coll_loom_allocator.c) */
     size_t segment_size;    /* coll_loom_segment_size, for pipelined algorithms */
     size_t pat_buffer_size; /* coll_loom_pat_buffer_size: PAT's intermediate buffer */
     size_t knomial_radix;   /* coll_loom_knomial_radix: k-nomial trees' radix */

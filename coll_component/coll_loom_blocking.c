@@ -60,6 +60,7 @@ static int run_described(loom_glue_call_t *c, int device, const char *algorithm,
         if (OMPI_SUCCESS == rc) rc = loom_views_in(c);
     }
     if (OMPI_SUCCESS == rc) rc = run(algorithm, &c->core, comm, module);
+    if (OMPI_SUCCESS == rc) loom_allocate_as_open_mpi(&c->core, comm);
     if (OMPI_SUCCESS == rc && !c->dense) {
         rc = loom_views_out(c);
         if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);

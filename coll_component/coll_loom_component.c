@@ -107,6 +107,16 @@ static int loom_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_loom_component.fast_repeats);
 
+    mca_coll_loom_component.allocator_like_open_mpi = 1;
+    (void)mca_base_component_var_register(
+        c, "allocator_like_open_mpi",
+        "1: when loom serves a reduction of a size no call of the process reached before, it "
+        "allocates and frees one block of that size, as Open MPI's own algorithm would have, so "
+        "that the C library's adaptive malloc thresholds move as they would without loom (else a "
+        "reduction loom hands on later may map fresh memory on every call); 0: it does not",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.allocator_like_open_mpi);
+
     mca_coll_loom_component.nonblocking_max = 1024;
     (void)mca_base_component_var_register(
         c, "nonblocking_max",

@@ -675,5 +675,6 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     }
     r->algorithm = d.algorithm;
     r->rule = d.rule;
+    loom_allocate_as_open_mpi(&r->call.core, comm);
     return start_served(r, comm, persistent);
 }
