@@ -31,7 +31,7 @@ void loom_allocate_as_open_mpi(const loom_call_t *call, struct ompi_communicator
 {
     if (!loom_coll_reduces(call->coll) || !mca_coll_loom_component.allocator_like_open_mpi) return;
     size_t bytes = loom_message_bytes(call, ompi_comm_size(comm));
-    if (bytes < kThresholdStart || bytes <= largest) return;
+    if (bytes < kThresholdStart) return;
     if (bytes > kThresholdMax - 4096) bytes = kThresholdMax - 4096; /* glibc raises up to the maximum */
     if (bytes <= largest) return;
     largest = bytes;
