@@ -254,11 +254,11 @@ static inline const char *loom_form_name(loom_kind_t kind, loom_coll_t coll, cha
     snprintf(buf, size, LOOM_NONBLOCKING == kind ? "i%s" : "%s_init", loom_coll_name(coll));
     return buf;
 }
-/* MPI_T counters, verbose lines and timeline events for a call loom served, or handed on (and
- * why; loom_report_declined is loom_note_declined's slow path). */
 /* A reduction loom serves, on the full decision path: the C library's allocator left as Open MPI's
  * own algorithm would have left it (coll_loom_allocator.c; coll_loom_allocator_like_open_mpi). */
 void loom_allocate_as_open_mpi(const loom_call_t *call, struct ompi_communicator_t *comm);
+/* MPI_T counters, verbose lines and timeline events for a call loom served, or handed on (and
+ * why; loom_report_declined is loom_note_declined's slow path). */
 void loom_note_served(loom_kind_t kind, const loom_call_t *call, struct ompi_communicator_t *comm,
                       mca_coll_loom_module_t *module, const char *algorithm, const char *rule);
 void loom_report_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why);
