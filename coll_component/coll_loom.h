@@ -85,6 +85,10 @@ typedef struct mca_coll_loom_component_t {
      * operations decided while their segment was being set up that ran their stand-in, the
      * set-up having failed. */
     unsigned long long segments_set_up, segments_unavailable, stand_ins;
+    /* coll_loom_communicators_enabled: communicators loom was enabled on (loom-bench's proof
+     * that a job used loom). */
+    unsigned long long communicators_enabled;
+    char *version; /* coll_loom_version: LOOM_VERSION_TEXT and the Open MPI it was built for */
 } mca_coll_loom_component_t;
 
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;

@@ -7,6 +7,7 @@
 #include "coll_loom_call.h"
 #include "coll_loom_trace.h"
 #include "coll_loom_autotune.h"
+#include "loom_version.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -26,7 +27,8 @@ mca_coll_loom_component_t mca_coll_loom_component = {
                 {
                     LOOM_COLL_BASE_VERSION,
                     .mca_component_name = "loom",
-                    MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),
+                    /* loom's own version (ompi_info: "Component v0.2.0"); coll_loom_version adds the commit. */
+                    MCA_BASE_MAKE_VERSION(component, LOOM_VERSION_MAJOR, LOOM_VERSION_MINOR, LOOM_VERSION_PATCH),
                     .mca_open_component = loom_open,
                     .mca_close_component = loom_close,
                     .mca_register_component_params = loom_register,
@@ -89,6 +91,16 @@ static int loom_register(void)
         "to (tuned is 30), or their functions are not yet in place when loom is enabled",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.priority);
+
+    /* Which loom this is, for ompi_info and MPI_T (docs/observing.md, "Which loom a job ran"). */
+    static char version[] = LOOM_VERSION " (commit " LOOM_COMMIT "), built for Open MPI " LOOM_OMPI_BUILT_FOR;
+    mca_coll_loom_component.version = version;
+    (void)mca_base_component_var_register(
+        c, "version",
+        "loom's version, the commit it was built from, and the Open MPI release it was built for "
+        "(loom stays out of any other: docs/install.md, \"Built for one Open MPI release\")",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_1,
+        MCA_BASE_VAR_SCOPE_CONSTANT, &mca_coll_loom_component.version);
 
     mca_coll_loom_component.verbose = 0;
     (void)mca_base_component_var_register(
@@ -332,6 +344,10 @@ static int loom_register(void)
             register_counter(form, "declined", declined_help[k], &mca_coll_loom_component.declined[k][i]);
         }
     }
+    register_counter("communicators", "enabled",
+                     "Communicators loom is enabled on in this process (MPI_COMM_WORLD, enabled in MPI_Init, "
+                     "among them): 0 after MPI_Init means loom serves nothing in this job",
+                     &mca_coll_loom_component.communicators_enabled);
     register_counter("shm_segments", "set_up", "Communicators whose shared-memory segment loom set up",
                      &mca_coll_loom_component.segments_set_up);
     register_counter("shm_segments", "unavailable",

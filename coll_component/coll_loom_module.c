@@ -5,6 +5,7 @@
 #include "coll_loom.h"
 #include "coll_loom_trace.h"
 #include "coll_loom_autotune.h"
+#include "loom_version.h"
 
 #include "ompi/mca/coll/base/base.h"
 
@@ -115,8 +116,9 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
     const int mib = mca_coll_loom_component.shm_max_mib;
     m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t)mib << 20);
 
-    opal_output_verbose(1, mca_coll_loom_component.output, "coll:loom: enabled on %s (size %d, priority %d)",
-                        comm->c_name, ompi_comm_size(comm), mca_coll_loom_component.priority);
+    __atomic_add_fetch(&mca_coll_loom_component.communicators_enabled, 1, __ATOMIC_RELAXED);
+    opal_output_verbose(1, mca_coll_loom_component.output, "coll:loom: enabled on %s (size %d, priority %d, %s)",
+                        comm->c_name, ompi_comm_size(comm), mca_coll_loom_component.priority, LOOM_VERSION_TEXT);
     return OMPI_SUCCESS;
 }
 
