@@ -345,12 +345,29 @@ int loom_algorithm_exists(loom_coll_t coll, const char *name);
 /* Writes coll's algorithm names, comma-separated, into buf (for messages). */
 void loom_algorithm_names(loom_coll_t coll, char *buf, size_t size);
 
-/* Loads the user's rule file (coll_loom_rules; NULL or "" for none), once per process before
- * any communicator is resolved, with the major version of the Open MPI the process runs in
- * (rules with an `ompi=` key match it). Returns the number of errors; if it is non-zero the user
- * rules are not used (the defaults still are). *report receives every diagnostic, one per
+/* The rule files a call consults before the built-in rules, in order (RULES.md, "Layers"). */
+enum { LOOM_RULES_USER = 0, LOOM_RULES_SITE = 1 };
+/* Loads one layer's rule file (LOOM_RULES_USER: coll_loom_rules; LOOM_RULES_SITE:
+ * coll_loom_site_rules; NULL or "" for none), once per process before any communicator is
+ * resolved, with the major version of the Open MPI the process runs in (rules with an `ompi=`
+ * key match it). Returns the number of errors; if it is non-zero that file's rules are not used
+ * (the other layers' and the defaults still are). *report receives every diagnostic, one per
  * line ("FILE:LINE:COLUMN: error: ..."), malloc'd (free it), or NULL if there are none. */
-int loom_rules_load(const char *path, int ompi_major, char **report);
+int loom_rules_load(int layer, const char *path, int ompi_major, char **report);
+/* The rules a layer holds (0 for none, or a file with errors). */
+size_t loom_rules_count(int layer);
+
+/* ---- Taking part (selection_rules/take_part.hpp) ---- */
+
+/* The Open MPI release named by MPI_Get_library_version's text ("Open MPI v4.1.4, ..." gives
+ * 4, 1, 4 in release[0..2]; a pre-release suffix is dropped): 1, or 0 if the text names no
+ * Open MPI release loom can read. */
+int loom_ompi_release_parse(const char *library_version, int release[3]);
+/* The fingerprint of this process's effective rule table: `version` (loom's), the rules of
+ * every layer as loaded, the built-in table, and `settings` (the glue's text of every parameter
+ * that changes a choice). Processes with the same fingerprint decide every call alike. 0 only if
+ * it could not be computed (out of memory): the process then does not take part. */
+uint64_t loom_rules_fingerprint(const char *version, const char *settings);
 
 /* The rules narrowed to one communicator (see selection_rules/selection.hpp): its size and
  * the host name of each rank (NULL: unknown, then rules with nodes/ranks_per_node keys do

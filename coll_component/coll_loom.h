@@ -58,9 +58,24 @@ typedef struct mca_coll_loom_component_t {
                                their own alive at once in this process */
     int persistent_segments; /* how many are alive now (atomic) */
     int single_copy;        /* coll_loom_single_copy: 0 never, 1 XPMEM or CMA, 2 CMA only (the cma algorithms) */
-    char *rules_path;       /* coll_loom_rules: the user's rule file ("" for none) */
+    /* The rule files consulted before the built-in rules (RULES.md, "Layers"), per layer
+     * (LOOM_RULES_USER: coll_loom_rules, LOOM_RULES_SITE: coll_loom_site_rules): the path as
+     * the parameter gives it, the one loaded (NULL: none), the errors found at open (then the
+     * file is not used) and, for messages, its first diagnostic. */
+    char *rules_param[2];
+    const char *rules_loaded[2];
+    int rules_errors[2];
+    char rules_problem[2][200];
     bool rules_strict;      /* coll_loom_rules_strict: a bad rule file aborts MPI_Init */
-    int rules_errors;       /* errors found in the rule file at open (then it is not used) */
+    /* 1: the Open MPI this process runs in is not the one loom was built for (loom_ompi_fits):
+     * loom registers only what names it, opens nothing and takes part in no communicator. */
+    int stays_out;
+    char why_out[400]; /* why (for messages) */
+    char *test_library_version; /* coll_loom_test_library_version: testing, MPI_Get_library_version's text */
+    char *test_unknown_hosts;   /* coll_loom_test_unknown_hosts: testing, ranks whose host is taken as unknown */
+    /* What this process published for its peers to compare (coll_loom_agree.c): 0 if it takes
+     * part in no communicator (coll_loom_priority < 0, or no fingerprint). */
+    uint64_t fingerprint;
     int nonblocking_max;    /* coll_loom_nonblocking_max: operations running at once; more wait */
     char *trace_dir;        /* coll_loom_trace: the directory of the timeline's files ("" or NULL: off) */
     int trace_max_events;   /* coll_loom_trace_max_events: the timeline's bound per process */
@@ -240,15 +255,38 @@ int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_
  * memory. */
 void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
-/* The communicator's topology, made on first use from every rank's host name and the place
- * each process published in the modex at start-up (mca_coll_loom_publish_place, called when
- * the component opens): no message, and the same on every rank. OMPI_SUCCESS or
- * OMPI_ERR_OUT_OF_RESOURCE. */
-void mca_coll_loom_publish_place(void);
-/* The process-wide cache of every process's place (component open and close). */
+/* What every process publishes in Open MPI's modex when the component opens (before MPI_Init's
+ * modex exchange), for the others to read without a message: its place in its node (package,
+ * NUMA node, core), and whether it takes part, with the fingerprint of its rule table
+ * (coll_loom_agree.c). `about` (a line naming its loom, rule files and settings) goes under a
+ * key of its own, read only to explain a disagreement. */
+typedef struct loom_record {
+    int present;          /* 1: the process published a record (loom opened there) */
+    int place[3];         /* -1 where unknown */
+    uint64_t fingerprint; /* 0: it takes part in no communicator */
+} loom_record_t;
+void mca_coll_loom_publish(uint64_t fingerprint, const char *about);
+/* proc's record (cached per process of this job; a process that published none: present 0). */
+void mca_coll_loom_record_of(struct ompi_proc_t *proc, loom_record_t *record);
+/* proc's `about` line, malloc'd (free it); NULL if it published none. */
+char *mca_coll_loom_about_of(struct ompi_proc_t *proc);
+/* The process-wide cache of every process's record and host (component open and close). */
 void mca_coll_loom_places_init(void);
 void mca_coll_loom_places_fini(void);
+
+/* The communicator's topology, made on first use from every rank's host name and published
+ * place: no message, and the same on every rank. OMPI_SUCCESS or OMPI_ERR_OUT_OF_RESOURCE. */
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
+
+/* ---- Taking part (coll_loom_agree.c) ---- */
+
+/* Computes this process's rule-table fingerprint (the rule files as loaded and every parameter
+ * that changes a choice) and publishes it with the place (component open). */
+void mca_coll_loom_agreement_publish(void);
+/* 1 if every rank of comm takes part with this process's fingerprint; else 0 (loom then stands
+ * aside on comm, on every rank alike: they read the same records), and comm's rank 0 says which
+ * ranks differ and what each read. No message between ranks. */
+int mca_coll_loom_ranks_agree(struct ompi_communicator_t *comm);
 
 /* ---- Transport over the PML (coll_loom_pml.c) ---- */
 

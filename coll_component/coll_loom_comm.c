@@ -1,8 +1,12 @@
 /*
  * What loom knows of a communicator beyond its module, made on first use: the rule tables
  * narrowed to it (mca_coll_loom_rules) and where its ranks run (mca_coll_loom_topology), from
- * every rank's host name and the place each process published in the modex when the component
- * opened (mca_coll_loom_publish_place): no message, and the same on every rank.
+ * every rank's host name and the record each process published in the modex when the component
+ * opened (mca_coll_loom_publish): no message, and the same on every rank.
+ *
+ * A rank whose host Open MPI cannot tell is a node of its own ("unknown host of process J.V"):
+ * grouping such ranks under one name would make loom's node-aware algorithms treat ranks on
+ * different machines as neighbours.
  */
 #include "coll_loom.h"
 
@@ -14,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How loom names a rank's host that Open MPI cannot tell (each such rank gets a name of its own). */
+#define LOOM_UNKNOWN_HOST "unknown host"
+
 /* Every rank's host name, from Open MPI's modex: the same on every rank. Free with
  * free_host_names; NULL if out of memory. */
 static void free_host_names(char **hosts, int size)
@@ -22,20 +29,56 @@ static void free_host_names(char **hosts, int size)
     free(hosts);
 }
 
-static char *cached_hostname(ompi_proc_t *proc);
+static char *cached_hostname(ompi_proc_t *proc, int *unknown);
 
-static char **host_names(struct ompi_communicator_t *comm)
+/* *unknown: how many of them Open MPI could not tell (then each is a node of its own). */
+static char **host_names(struct ompi_communicator_t *comm, int *unknown)
 {
     const int size = ompi_comm_size(comm);
     char **hosts = calloc((size_t)size, sizeof(*hosts));
+    *unknown = 0;
     for (int i = 0; NULL != hosts && i < size; ++i) {
-        hosts[i] = cached_hostname(ompi_comm_peer_lookup(comm, i));
+        int not_known = 0;
+        hosts[i] = cached_hostname(ompi_comm_peer_lookup(comm, i), &not_known);
+        *unknown += not_known;
         if (NULL == hosts[i]) {
             free_host_names(hosts, size);
             return NULL;
         }
     }
     return hosts;
+}
+
+/* Says (rank 0 of comm, coll_loom_verbose >= 1) which ranks' hosts are unknown, once per
+ * communicator: their node-aware algorithms see each as a node of its own. */
+static void say_unknown_hosts(struct ompi_communicator_t *comm, char **hosts, int unknown)
+{
+    if (0 == unknown || mca_coll_loom_component.verbose < 1 || 0 != ompi_comm_rank(comm)) return;
+    char ranks[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < ompi_comm_size(comm) && used < sizeof ranks - 16; ++i)
+        if (0 == strncmp(hosts[i], LOOM_UNKNOWN_HOST, strlen(LOOM_UNKNOWN_HOST)))
+            used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%d", used ? ", " : "", i);
+    opal_output(mca_coll_loom_component.output,
+                "coll:loom: the host of rank%s %s of %s is unknown to Open MPI: each such rank is taken as a "
+                "node of its own",
+                unknown > 1 ? "s" : "", ranks, comm->c_name);
+}
+
+/* 1 if the test parameter coll_loom_test_unknown_hosts names proc's MPI_COMM_WORLD rank. */
+static int test_unknown_host(const ompi_proc_t *proc)
+{
+    const char *list = mca_coll_loom_component.test_unknown_hosts;
+    if (NULL == list || NULL == proc) return 0;
+    const unsigned long vpid = (unsigned long)proc->super.proc_name.vpid;
+    for (const char *p = list; '\0' != *p;) {
+        char *end = NULL;
+        const unsigned long v = strtoul(p, &end, 10);
+        if (end == p) break;
+        if (v == vpid) return 1;
+        p = end + strspn(end, ", ");
+    }
+    return 0;
 }
 
 /* The rules narrowed to this communicator, looked up on its first call (a communicator loom
@@ -49,12 +92,13 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
     int all_local = 1;
     for (int i = 0; i < size && all_local; ++i) {
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
-        all_local = NULL != proc && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
+        all_local = NULL != proc && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags) && !test_unknown_host(proc);
     }
     if (all_local) {
         m->rules = loom_rules_resolve_shape(size, 1, size);
     } else {
-        char **hosts = host_names(comm);
+        int unknown = 0;
+        char **hosts = host_names(comm, &unknown);
         if (NULL == hosts) return NULL;
         m->rules = loom_rules_resolve(size, (const char *const *)hosts);
         free_host_names(hosts, size);
@@ -62,117 +106,163 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
     return m->rules;
 }
 
-/* Every process's place in its node (package, NUMA node, core: loom_topology_local_place)
- * goes into Open MPI's modex once, when the component opens, before MPI_Init's modex
- * exchange. A communicator's layout is then made from its ranks' records without any message:
- * every rank reads the same records, so all make the same layout, on a communicator of any
- * origin (no parent to derive it from, no gather whose timing ranks would have to agree on). */
-#define LOOM_PLACE_KEY "loom.place"
+/* Every process's record (coll_loom.h, loom_record_t) goes into Open MPI's modex once, when the
+ * component opens, before MPI_Init's modex exchange. A communicator's layout, and whether its
+ * ranks agree on their rules, are then made from its ranks' records without any message: every
+ * rank reads the same records, so all decide alike, on a communicator of any origin (no parent
+ * to derive it from, no gather whose timing ranks would have to agree on). */
+#define LOOM_RECORD_KEY "loom.record"
+#define LOOM_ABOUT_KEY "loom.about"
 
-void mca_coll_loom_publish_place(void)
+/* The record as published: fixed-size fields, the same layout in every build of this format. */
+typedef struct {
+    int32_t place[3];
+    uint32_t format; /* LOOM_RECORD_FORMAT */
+    uint64_t fingerprint;
+} loom_published_record_t;
+#define LOOM_RECORD_FORMAT 1u
+
+void mca_coll_loom_publish(uint64_t fingerprint, const char *about)
 {
     /* Only in an MPI process being initialised: ompi_info opens components too, without
      * PMIx (and must not load hwloc's topology for nothing). */
     if (!loom_ompi_initializing()) return;
-    int32_t place[3];
+    loom_published_record_t record = {{-1, -1, -1}, LOOM_RECORD_FORMAT, fingerprint};
     int mine[3];
     loom_topology_local_place(opal_hwloc_topology, mine);
-    for (int i = 0; i < 3; ++i) place[i] = mine[i];
-    const int rc = loom_ompi_modex_put(LOOM_PLACE_KEY, place, sizeof place);
+    for (int i = 0; i < 3; ++i) record.place[i] = mine[i];
+    int rc = loom_ompi_modex_put(LOOM_RECORD_KEY, &record, sizeof record);
+    if (OPAL_SUCCESS == rc && NULL != about) rc = loom_ompi_modex_put(LOOM_ABOUT_KEY, about, strlen(about) + 1);
     if (OPAL_SUCCESS != rc)
-        opal_output_verbose(1, mca_coll_loom_component.output,
-                            "coll:loom: could not publish this process's place (error %d): ranks of "
-                            "its node will be ordered by rank",
-                            rc);
+        opal_output(0,
+                    "coll:loom: could not publish this process's record (error %d): its peers will find no loom "
+                    "taking part here, and loom stands aside on every communicator with this rank",
+                    rc);
 }
 
-/* Every process's place, looked up once per job (by vpid, for the processes of this job) rather
- * than once per communicator: the modex lookup costs a PMIx_Get, and Open MPI 5.0's PMIx kept
- * memory for each (comm-cycles-np3-ucx measured 2 MiB over 9,500 communicators whose ring
- * asked for the topology). */
+/* Every process's record and host, looked up once per job (by vpid, for the processes of this
+ * job) rather than once per communicator: the modex lookup costs a PMIx_Get, and Open MPI 5.0's
+ * PMIx kept memory for each (comm-cycles-np3-ucx measured 2 MiB over 9,500 communicators whose
+ * ring asked for the topology). */
 typedef struct {
     int known;
-    int place[3];
+    loom_record_t record;
     char *hostname; /* NULL until asked for */
-} loom_cached_place_t;
-static loom_cached_place_t *place_cache;
-static size_t place_cache_size;
-static opal_mutex_t place_lock;
+} loom_cached_record_t;
+static loom_cached_record_t *record_cache;
+static size_t record_cache_size;
+static opal_mutex_t record_lock;
 
-void mca_coll_loom_places_init(void) { OBJ_CONSTRUCT(&place_lock, opal_mutex_t); }
+void mca_coll_loom_places_init(void) { OBJ_CONSTRUCT(&record_lock, opal_mutex_t); }
 
 void mca_coll_loom_places_fini(void)
 {
-    for (size_t i = 0; i < place_cache_size; ++i) free(place_cache[i].hostname);
-    free(place_cache);
-    place_cache = NULL;
-    place_cache_size = 0;
-    OBJ_DESTRUCT(&place_lock);
+    for (size_t i = 0; i < record_cache_size; ++i) free(record_cache[i].hostname);
+    free(record_cache);
+    record_cache = NULL;
+    record_cache_size = 0;
+    OBJ_DESTRUCT(&record_lock);
 }
 
-static void lookup_place(ompi_proc_t *proc, int place[3]);
-
-/* The cache entry of proc, a process of this job, with place_lock held; NULL for another job's
+/* The cache entry of proc, a process of this job, with record_lock held; NULL for another job's
  * process (spawned: not cached) or if out of memory. */
-static loom_cached_place_t *cache_entry(ompi_proc_t *proc)
+static loom_cached_record_t *cache_entry(ompi_proc_t *proc)
 {
     const ompi_proc_t *self = ompi_proc_local();
     if (NULL == self || proc->super.proc_name.jobid != self->super.proc_name.jobid) return NULL;
     const size_t vpid = (size_t)proc->super.proc_name.vpid;
-    if (vpid >= place_cache_size) {
-        const size_t grown = vpid + 1 > 2 * place_cache_size ? vpid + 1 : 2 * place_cache_size;
-        loom_cached_place_t *bigger = realloc(place_cache, grown * sizeof(*bigger));
+    if (vpid >= record_cache_size) {
+        const size_t grown = vpid + 1 > 2 * record_cache_size ? vpid + 1 : 2 * record_cache_size;
+        loom_cached_record_t *bigger = realloc(record_cache, grown * sizeof(*bigger));
         if (NULL != bigger) {
-            memset(bigger + place_cache_size, 0, (grown - place_cache_size) * sizeof(*bigger));
-            place_cache = bigger;
-            place_cache_size = grown;
+            memset(bigger + record_cache_size, 0, (grown - record_cache_size) * sizeof(*bigger));
+            record_cache = bigger;
+            record_cache_size = grown;
         }
     }
-    return vpid < place_cache_size ? &place_cache[vpid] : NULL;
+    return vpid < record_cache_size ? &record_cache[vpid] : NULL;
 }
 
-/* proc's host name, malloc'd (free it), from the cache; NULL if out of memory. */
-static char *cached_hostname(ompi_proc_t *proc)
+/* What a process whose host Open MPI cannot tell is called: a name of its own, so that it is
+ * a node of its own. */
+static char *unknown_host_name(const ompi_proc_t *proc)
 {
-    if (NULL == proc) return loom_ompi_hostname(proc);
-    OPAL_THREAD_LOCK(&place_lock);
-    loom_cached_place_t *cached = cache_entry(proc);
-    if (NULL != cached && NULL == cached->hostname) cached->hostname = loom_ompi_hostname(proc);
-    char *name = NULL != cached && NULL != cached->hostname ? strdup(cached->hostname) : NULL;
-    OPAL_THREAD_UNLOCK(&place_lock);
-    return NULL != name ? name : loom_ompi_hostname(proc);
+    char name[96];
+    if (NULL == proc)
+        snprintf(name, sizeof name, LOOM_UNKNOWN_HOST " (no process)");
+    else
+        snprintf(name, sizeof name, LOOM_UNKNOWN_HOST " of process %lu.%lu", (unsigned long)proc->super.proc_name.jobid,
+                 (unsigned long)proc->super.proc_name.vpid);
+    return strdup(name);
 }
 
-/* proc's published place into place[0..2]; -1s where it published none. */
-static void place_of(ompi_proc_t *proc, int place[3])
+/* proc's host name, malloc'd (free it), from the cache, or a name of its own where Open MPI does
+ * not know it (*unknown then 1); NULL if out of memory. */
+static char *cached_hostname(ompi_proc_t *proc, int *unknown)
 {
-    place[0] = place[1] = place[2] = -1;
-    if (NULL == proc) return;
-    OPAL_THREAD_LOCK(&place_lock);
-    loom_cached_place_t *cached = cache_entry(proc);
-    if (NULL != cached && cached->known) {
-        memcpy(place, cached->place, sizeof(cached->place));
-    } else {
-        lookup_place(proc, place);
-        if (NULL != cached) {
-            memcpy(cached->place, place, sizeof(cached->place));
-            cached->known = 1;
-        }
+    char *name = NULL;
+    if (NULL != proc && !test_unknown_host(proc)) {
+        OPAL_THREAD_LOCK(&record_lock);
+        loom_cached_record_t *cached = cache_entry(proc);
+        if (NULL != cached && NULL == cached->hostname) cached->hostname = loom_ompi_hostname(proc);
+        name = NULL != cached ? (NULL != cached->hostname ? strdup(cached->hostname) : NULL) : loom_ompi_hostname(proc);
+        OPAL_THREAD_UNLOCK(&record_lock);
     }
-    OPAL_THREAD_UNLOCK(&place_lock);
+    *unknown = NULL == name;
+    return NULL != name ? name : unknown_host_name(proc);
 }
 
-static void lookup_place(ompi_proc_t *proc, int place[3])
+/* proc's published record, looked up in the modex; present 0 if it published none. */
+static void lookup_record(ompi_proc_t *proc, loom_record_t *record)
 {
     void *data = NULL;
     size_t size = 0;
-    const int rc = loom_ompi_modex_get(proc, LOOM_PLACE_KEY, &data, &size);
-    if (OPAL_SUCCESS == rc && 3 * sizeof(int32_t) == size) {
-        int32_t values[3];
-        memcpy(values, data, sizeof values);
-        for (int i = 0; i < 3; ++i) place[i] = values[i];
+    loom_published_record_t published;
+    memset(record, 0, sizeof *record);
+    record->place[0] = record->place[1] = record->place[2] = -1;
+    const int rc = loom_ompi_modex_get(proc, LOOM_RECORD_KEY, &data, &size);
+    if (OPAL_SUCCESS == rc && sizeof published == size) {
+        memcpy(&published, data, sizeof published);
+        if (LOOM_RECORD_FORMAT == published.format) {
+            record->present = 1;
+            for (int i = 0; i < 3; ++i) record->place[i] = published.place[i];
+            record->fingerprint = published.fingerprint;
+        }
     }
     free(data);
+}
+
+void mca_coll_loom_record_of(ompi_proc_t *proc, loom_record_t *record)
+{
+    if (NULL == proc) {
+        memset(record, 0, sizeof *record);
+        record->place[0] = record->place[1] = record->place[2] = -1;
+        return;
+    }
+    OPAL_THREAD_LOCK(&record_lock);
+    loom_cached_record_t *cached = cache_entry(proc);
+    if (NULL != cached && cached->known) {
+        *record = cached->record;
+    } else {
+        lookup_record(proc, record);
+        if (NULL != cached) {
+            cached->record = *record;
+            cached->known = 1;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&record_lock);
+}
+
+char *mca_coll_loom_about_of(ompi_proc_t *proc)
+{
+    void *data = NULL;
+    size_t size = 0;
+    if (NULL == proc || OPAL_SUCCESS != loom_ompi_modex_get(proc, LOOM_ABOUT_KEY, &data, &size) || 0 == size) {
+        free(data);
+        return NULL;
+    }
+    ((char *)data)[size - 1] = '\0';
+    return data;
 }
 
 int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
@@ -180,13 +270,19 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
     if (NULL != m->topology) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
     int *places = malloc(3 * (size_t)size * sizeof(int));
-    char **hosts = host_names(comm);
+    int unknown = 0;
+    char **hosts = host_names(comm, &unknown);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (NULL != places && NULL != hosts) {
-        for (int i = 0; i < size; ++i) place_of(ompi_comm_peer_lookup(comm, i), places + 3 * i);
+        for (int i = 0; i < size; ++i) {
+            loom_record_t record;
+            mca_coll_loom_record_of(ompi_comm_peer_lookup(comm, i), &record);
+            memcpy(places + 3 * i, record.place, sizeof record.place);
+        }
         m->topology = loom_topology_create(size, (const char *const *)hosts, places);
         if (NULL != m->topology) rc = OMPI_SUCCESS;
     }
+    if (OMPI_SUCCESS == rc) say_unknown_hosts(comm, hosts, unknown);
     free(places);
     free_host_names(hosts, size);
     if (OMPI_SUCCESS == rc && mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm)) {
@@ -200,4 +296,3 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
     }
     return rc;
 }
-

@@ -80,17 +80,21 @@ static void register_string(const mca_base_component_t *c, const char *name, int
                                           MCA_BASE_VAR_SCOPE_READONLY, var);
 }
 
+/* Says once per job (the launcher's rank 0, or a process no launcher started: ompi_info, a
+ * singleton) that loom stays out, and why. Written with stdio only: inside an Open MPI loom
+ * was not built for, none of Open MPI's internals may be trusted. */
+static void say_staying_out(const char *why)
+{
+    if (loom_ompi_launch_rank() > 0) return;
+    fprintf(stderr,
+            "coll:loom: %s stays out of this process, and Open MPI's own components serve every collective: "
+            "%s. Build loom against the Open MPI you run (docs/install.md, \"Built for one Open MPI release\").\n",
+            LOOM_VERSION_TEXT, why);
+}
+
 static int loom_register(void)
 {
     mca_base_component_t *c = &mca_coll_loom_component.super.collm_version;
-
-    mca_coll_loom_component.priority = 40;
-    (void)mca_base_component_var_register(
-        c, "priority",
-        "Priority of the loom coll component. It must be above the components loom falls back "
-        "to (tuned is 30), or their functions are not yet in place when loom is enabled",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.priority);
 
     /* Which loom this is, for ompi_info and MPI_T (docs/observing.md, "Which loom a job ran"). */
     static char version[] = LOOM_VERSION " (commit " LOOM_COMMIT "), built for Open MPI " LOOM_OMPI_BUILT_FOR;
@@ -101,6 +105,33 @@ static int loom_register(void)
         "(loom stays out of any other: docs/install.md, \"Built for one Open MPI release\")",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_1,
         MCA_BASE_VAR_SCOPE_CONSTANT, &mca_coll_loom_component.version);
+    mca_coll_loom_component.test_library_version = NULL;
+    register_string(c, "test_library_version", OPAL_INFO_LVL_9, &mca_coll_loom_component.test_library_version,
+        "For testing how loom stays out of an Open MPI it was not built for: the text loom reads "
+        "instead of MPI_Get_library_version's (e.g. \"Open MPI v4.1.8, ...\"); empty: the library's own");
+    /* Registered even when loom stays out, so that MPI_T tools can tell loaded from used. */
+    register_counter("communicators", "enabled",
+                     "Communicators loom is enabled on in this process (MPI_COMM_WORLD, enabled in MPI_Init, "
+                     "among them): 0 after MPI_Init means loom serves nothing in this job",
+                     &mca_coll_loom_component.communicators_enabled);
+
+    /* An Open MPI other than the one loom was built for: its structs may differ from those the
+     * glue was compiled with, so loom registers nothing more and takes part in nothing. */
+    mca_coll_loom_component.stays_out =
+        !loom_ompi_fits(mca_coll_loom_component.test_library_version, mca_coll_loom_component.why_out,
+                        sizeof mca_coll_loom_component.why_out);
+    if (mca_coll_loom_component.stays_out) {
+        say_staying_out(mca_coll_loom_component.why_out);
+        return OMPI_SUCCESS;
+    }
+
+    mca_coll_loom_component.priority = 40;
+    (void)mca_base_component_var_register(
+        c, "priority",
+        "Priority of the loom coll component. It must be above the components loom falls back "
+        "to (tuned is 30), or their functions are not yet in place when loom is enabled",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_loom_component.priority);
 
     mca_coll_loom_component.verbose = 0;
     (void)mca_base_component_var_register(
@@ -286,26 +317,33 @@ static int loom_register(void)
     register_string(c, "autotune_save", OPAL_INFO_LVL_4, &mca_coll_loom_component.autotune_save,
         "Online tuning: a path where rank 0 writes what was learned, at MPI_Finalize, as a rule "
         "file (the measured times in comments) for coll_loom_rules");
+    mca_coll_loom_component.test_unknown_hosts = NULL;
+    register_string(c, "test_unknown_hosts", OPAL_INFO_LVL_9, &mca_coll_loom_component.test_unknown_hosts,
+        "For testing: MPI_COMM_WORLD ranks (comma-separated) whose host loom takes as unknown, as "
+        "if Open MPI's runtime had not said (each such rank is then a node of its own)");
     mca_coll_loom_component.autotune_noise = 0;
     register_int(c, "autotune_noise", OPAL_INFO_LVL_9, &mca_coll_loom_component.autotune_noise,
         "For testing online tuning: 1 makes rank 0's timings noisy (up to 10x, at random), so that "
         "the ranks measure different times and must still agree");
 
-    /* The site's rule file (RULES.md, "A rule file for every job"): its path is fixed when loom
-     * is built (SYSCONFDIR/loom/site.rules of the install prefix); where it exists it is this
-     * parameter's default, so every job of that installation uses it with no flag. */
+    /* The rule files a call consults before the built-in rules (RULES.md, "Layers"): the
+     * user's, then the site's. The site's path is fixed when loom is built (SYSCONFDIR/loom/
+     * site.rules of the install prefix), so every job of that installation reads it with no
+     * flag; a user's file adds to it rather than replacing it. */
     static char site_rules[] = LOOM_SITE_RULES;
-    mca_coll_loom_component.rules_path = 0 == access(site_rules, R_OK) ? site_rules : NULL;
-    (void)mca_base_component_var_register(
-        c, "rules",
-        "Path of a loom rule file (see selection_rules/RULES.md). Its rules are consulted "
-        "before loom's built-in defaults; a file with errors is reported and not used. Default: "
-        "the site's rule file, " LOOM_SITE_RULES ", where it exists (an empty value: none)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_loom_component.rules_path);
+    mca_coll_loom_component.rules_param[LOOM_RULES_USER] = NULL;
+    register_string(c, "rules", OPAL_INFO_LVL_4, &mca_coll_loom_component.rules_param[LOOM_RULES_USER],
+        "Path of a rule file of your own (see selection_rules/RULES.md): its rules are consulted first, "
+        "then the site's (coll_loom_site_rules), then loom's built-in rules. A file with errors is "
+        "reported and not used");
+    mca_coll_loom_component.rules_param[LOOM_RULES_SITE] = site_rules;
+    register_string(c, "site_rules", OPAL_INFO_LVL_4, &mca_coll_loom_component.rules_param[LOOM_RULES_SITE],
+        "Path of the site's rule file, consulted after the user's (coll_loom_rules) and before loom's "
+        "built-in rules; \"none\" (or empty) leaves the site's rules out of a job. Default: "
+        LOOM_SITE_RULES ", used where it exists");
     mca_coll_loom_component.rules_strict = false;
     (void)mca_base_component_var_register(
-        c, "rules_strict", "true: a rule file with errors aborts the job at MPI_Init instead of being ignored",
+        c, "rules_strict", "true: a rule file (the user's or the site's) with errors aborts the job at MPI_Init instead of being left out",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.rules_strict);
 
@@ -344,10 +382,6 @@ static int loom_register(void)
             register_counter(form, "declined", declined_help[k], &mca_coll_loom_component.declined[k][i]);
         }
     }
-    register_counter("communicators", "enabled",
-                     "Communicators loom is enabled on in this process (MPI_COMM_WORLD, enabled in MPI_Init, "
-                     "among them): 0 after MPI_Init means loom serves nothing in this job",
-                     &mca_coll_loom_component.communicators_enabled);
     register_counter("shm_segments", "set_up", "Communicators whose shared-memory segment loom set up",
                      &mca_coll_loom_component.segments_set_up);
     register_counter("shm_segments", "unavailable",
@@ -393,28 +427,50 @@ static void check_radix(void)
     mca_coll_loom_component.knomial_radix = LOOM_KNOMIAL_RADIX_DEFAULT;
 }
 
-/* Loads the user's rule file once per process. Only the job's first process prints what is
- * wrong with it (every process reads the same file), so a bad file gives one message. */
+/* The file a layer reads: the parameter's path; none for an empty value or "none", or for the
+ * site's default path where no file is (a site without rules). */
+static const char *layer_path(int layer)
+{
+    const char *path = mca_coll_loom_component.rules_param[layer];
+    if (NULL == path || '\0' == path[0] || 0 == strcmp(path, "none")) return NULL;
+    if (LOOM_RULES_SITE == layer && 0 == strcmp(path, LOOM_SITE_RULES) && 0 != access(path, F_OK)) return NULL;
+    return path;
+}
+
+/* Loads the user's and the site's rule files once per process. Only the job's first process
+ * prints what is wrong with them (every process should read the same files; where one does
+ * not, the ranks' agreement says so: coll_loom_agree.c), so a bad file gives one message. */
 static void load_rules(void)
 {
-    char *report = NULL;
-    mca_coll_loom_component.rules_errors =
-        loom_rules_load(mca_coll_loom_component.rules_path, OMPI_MAJOR_VERSION, &report);
+    static const char *const names[2] = {"coll_loom_rules", "coll_loom_site_rules"};
     const int first = loom_ompi_first_process();
-    if (NULL != report && first && (mca_coll_loom_component.rules_errors > 0 || mca_coll_loom_component.verbose >= 1)) {
-        opal_output(0, "coll:loom: %s %s%s", mca_coll_loom_component.rules_path,
-                    mca_coll_loom_component.rules_errors > 0
-                        ? (mca_coll_loom_component.rules_strict
-                               ? "has errors; the job stops (coll_loom_rules_strict):\n"
-                               : "has errors; loom ignores it and uses its built-in rules:\n")
-                        : "has warnings:\n",
-                    report);
+    for (int layer = LOOM_RULES_USER; layer <= LOOM_RULES_SITE; ++layer) {
+        const char *path = layer_path(layer);
+        char *report = NULL;
+        mca_coll_loom_component.rules_loaded[layer] = path;
+        mca_coll_loom_component.rules_errors[layer] = loom_rules_load(layer, path, OMPI_MAJOR_VERSION, &report);
+        mca_coll_loom_component.rules_problem[layer][0] = '\0';
+        if (NULL != report && mca_coll_loom_component.rules_errors[layer] > 0)
+            snprintf(mca_coll_loom_component.rules_problem[layer], sizeof mca_coll_loom_component.rules_problem[layer],
+                     "%.*s", (int)strcspn(report, "\n"), report);
+        if (NULL != report && first &&
+            (mca_coll_loom_component.rules_errors[layer] > 0 || mca_coll_loom_component.verbose >= 1)) {
+            opal_output(0, "coll:loom: %s %s (%s) %s%s", LOOM_RULES_USER == layer ? "the rule file" : "the site's rule file",
+                        path, names[layer],
+                        mca_coll_loom_component.rules_errors[layer] > 0
+                            ? (mca_coll_loom_component.rules_strict
+                                   ? "has errors; the job stops (coll_loom_rules_strict):\n"
+                                   : "has errors; loom leaves it out and uses its other rules:\n")
+                            : "has warnings:\n",
+                        report);
+        }
+        free(report);
     }
-    free(report);
 }
 
 static int loom_open(void)
 {
+    if (mca_coll_loom_component.stays_out) return OMPI_SUCCESS;
     mca_coll_loom_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_loom_component.output, mca_coll_loom_component.verbose);
     mca_coll_loom_requests_init();
@@ -427,12 +483,13 @@ static int loom_open(void)
     check_radix();
     load_rules();
     loom_shm_pool_limit(mca_coll_loom_component.shm_pool > 0 ? (size_t)mca_coll_loom_component.shm_pool : 0);
-    mca_coll_loom_publish_place();
+    mca_coll_loom_agreement_publish();
     return OMPI_SUCCESS;
 }
 
 static int loom_close(void)
 {
+    if (mca_coll_loom_component.stays_out) return OMPI_SUCCESS;
     mca_coll_loom_requests_fini();
     loom_trace_close();
     mca_coll_loom_places_fini();

@@ -124,18 +124,24 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
+    /* An Open MPI loom was not built for: loom takes part in nothing (coll_loom_component.c). */
+    if (mca_coll_loom_component.stays_out) return NULL;
     /* coll_loom_rules_strict: a bad rule file stops the job here, during MPI_Init, when the
      * first communicator is created. */
-    if (mca_coll_loom_component.rules_errors > 0 && mca_coll_loom_component.rules_strict) {
-        char message[512];
-        snprintf(message, sizeof message, "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
-                 mca_coll_loom_component.rules_path);
-        loom_ompi_abort(message);
-    }
+    for (int layer = LOOM_RULES_USER; layer <= LOOM_RULES_SITE; ++layer)
+        if (mca_coll_loom_component.rules_errors[layer] > 0 && mca_coll_loom_component.rules_strict) {
+            char message[512];
+            snprintf(message, sizeof message, "coll:loom: the rule file %s has errors and coll_loom_rules_strict is set",
+                     mca_coll_loom_component.rules_loaded[layer]);
+            loom_ompi_abort(message);
+        }
     /* loom's algorithms are for intra-communicators with at least two ranks; coll/self and
      * coll/inter serve the rest. */
     if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) return NULL;
     if (mca_coll_loom_component.priority < 0) return NULL;
+    /* Ranks that would decide calls from different rule tables (or where loom is absent) must
+     * not run loom together: it stands aside on the communicator, on every rank alike. */
+    if (!mca_coll_loom_ranks_agree(comm)) return NULL;
 
     mca_coll_loom_module_t *m = OBJ_NEW(mca_coll_loom_module_t);
     if (NULL == m) return NULL;

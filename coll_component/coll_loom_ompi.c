@@ -7,11 +7,75 @@
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/util/proc.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ompi/mca/coll/base/coll_base_util.h"
+#include "loom_c_api.h"
+#include "mpi.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/op/op.h"
+#include "ompi/request/request.h"
+#include "opal/class/opal_free_list.h"
+
+/* The Open MPI structs the glue reads or embeds, with their size here and in the running library
+ * (its class record, set when Open MPI was compiled). */
+#define LOOM_LAYOUT(type) {#type, &type##_class, sizeof(type)}
+static const struct {
+    const char *name;
+    const opal_class_t *cls;
+    size_t size;
+} layouts[] = {
+    LOOM_LAYOUT(opal_object_t),      LOOM_LAYOUT(ompi_communicator_t),          LOOM_LAYOUT(ompi_request_t),
+    LOOM_LAYOUT(ompi_datatype_t),    LOOM_LAYOUT(ompi_op_t),                    LOOM_LAYOUT(ompi_proc_t),
+    LOOM_LAYOUT(mca_coll_base_module_t), LOOM_LAYOUT(ompi_coll_base_nbc_request_t), LOOM_LAYOUT(opal_free_list_t),
+    LOOM_LAYOUT(opal_mutex_t),
+};
+
+int loom_ompi_fits(const char *library_version, char *why, size_t size)
+{
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int length = 0;
+    if (NULL != library_version && '\0' != library_version[0])
+        snprintf(text, sizeof text, "%s", library_version);
+    else
+        (void)MPI_Get_library_version(text, &length); /* callable before MPI_Init */
+    int running[3];
+    if (!loom_ompi_release_parse(text, running)) {
+        snprintf(why, size, "it cannot tell which Open MPI release this is (MPI_Get_library_version says \"%.120s\")",
+                 text);
+        return 0;
+    }
+    if (OMPI_MAJOR_VERSION != running[0] || OMPI_MINOR_VERSION != running[1] || OMPI_RELEASE_VERSION != running[2]) {
+        snprintf(why, size, "it was built for Open MPI " LOOM_OMPI_BUILT_FOR " and this is Open MPI %d.%d.%d", running[0],
+                 running[1], running[2]);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i)
+        if (layouts[i].cls->cls_sizeof != layouts[i].size) {
+            snprintf(why, size,
+                     "this Open MPI " LOOM_OMPI_BUILT_FOR "'s %s is %zu bytes and the one loom was built against had %zu "
+                     "(Open MPI configured differently, e.g. with --enable-debug)",
+                     layouts[i].name, layouts[i].cls->cls_sizeof, layouts[i].size);
+            return 0;
+        }
+    return 1;
+}
+
+int loom_ompi_launch_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        const char *value = getenv(names[i]);
+        char *end = NULL;
+        const long rank = NULL == value ? -1 : strtol(value, &end, 10);
+        if (NULL != value && end != value && '\0' == *end && rank >= 0 && rank <= INT_MAX) return (int)rank;
+    }
+    return -1;
+}
 
 unsigned loom_ompi_job_id(void) { return (unsigned)OMPI_PROC_MY_NAME->jobid; }
 int loom_ompi_world_rank(void) { return (int)OMPI_PROC_MY_NAME->vpid; }
@@ -48,10 +112,11 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
     return rc;
 }
 
+/* Open MPI says "unknown" for a process whose host its runtime does not know. */
 char *loom_ompi_hostname(struct ompi_proc_t *proc)
 {
     const char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* borrowed */
-    return strdup(NULL == name ? "unknown" : name);
+    return NULL == name || 0 == strcmp(name, "unknown") ? NULL : strdup(name);
 }
 
 void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }
@@ -100,7 +165,11 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
 char *loom_ompi_hostname(struct ompi_proc_t *proc)
 {
     char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* malloc'd on 5.0 */
-    return NULL != name ? name : strdup("unknown");
+    if (NULL != name && 0 == strcmp(name, "unknown")) {
+        free(name);
+        name = NULL;
+    }
+    return name;
 }
 
 void loom_ompi_abort(const char *message) { ompi_rte_abort(1, "%s", message); }

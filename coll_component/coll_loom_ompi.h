@@ -48,6 +48,20 @@ typedef mca_coll_base_component_2_4_0_t loom_coll_component_t;
 
 BEGIN_C_DECLS
 
+/* 1 if the Open MPI this process runs in is the one loom was built for: the same release
+ * (major.minor.release: MPI_Get_library_version's, or `library_version` where not NULL, the
+ * test parameter coll_loom_test_library_version) and, for every Open MPI struct the glue uses,
+ * the size its class records (a debug build or other configure options change them). Else 0
+ * and `why` says what differs, e.g. "it was built for Open MPI 4.1.8 and this is Open MPI
+ * 4.1.4". Reads only public functions and class records, so it is safe in any Open MPI. */
+int loom_ompi_fits(const char *library_version, char *why, size_t size);
+
+/* This process's rank in the job as its launcher exported it (OMPI_COMM_WORLD_RANK, PMIX_RANK,
+ * PMI_RANK, SLURM_PROCID), for messages said once per job where Open MPI's own process name may
+ * not be read (an Open MPI loom was not built for); -1 where none is set (ompi_info, a
+ * singleton). */
+int loom_ompi_launch_rank(void);
+
 struct ompi_proc_t;
 
 /* 1 in the job's first process (rank 0 of MPI_COMM_WORLD): messages said once per job. */
@@ -64,7 +78,8 @@ int loom_ompi_modex_put(const char *key, const void *data, size_t size);
 /* What proc published under `key`: *data malloc'd (free it) and *size, or an error code. */
 int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size);
 
-/* proc's host name, malloc'd (free it): "unknown" if it has none; NULL if out of memory. */
+/* proc's host name, malloc'd (free it); NULL if Open MPI does not know it (it says "unknown")
+ * or out of memory. */
 char *loom_ompi_hostname(struct ompi_proc_t *proc);
 
 /* Stops the job with `message` (a bad rule file under coll_loom_rules_strict). */

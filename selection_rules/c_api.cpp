@@ -5,6 +5,7 @@
 
 #include "decide.hpp"
 #include "registry.hpp"
+#include "take_part.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,15 +17,16 @@ static_assert(loom::rules::kFallback == LOOM_FORCED_FALLBACK, "the forced value 
 
 using namespace loom;
 
-extern "C" int loom_rules_load(const char* path, int ompi_major, char** report)
+extern "C" int loom_rules_load(int layer, const char* path, int ompi_major, char** report)
 {
     *report = nullptr;
     std::vector<rules::Diagnostic> diagnostics;
+    const std::string file = path != nullptr ? path : "";
     try {
         rules::set_open_mpi_major(ompi_major);
-        diagnostics = rules::load_user_rules(path != nullptr ? path : "");
+        diagnostics = layer == LOOM_RULES_SITE ? rules::load_site_rules(file) : rules::load_user_rules(file);
     } catch (...) {
-        diagnostics.push_back({rules::Diagnostic::Severity::error, path, 0, 0, "cannot load the rule file"});
+        diagnostics.push_back({rules::Diagnostic::Severity::error, file, 0, 0, "cannot load the rule file"});
     }
     std::string text;
     int errors = 0;
@@ -37,6 +39,30 @@ extern "C" int loom_rules_load(const char* path, int ompi_major, char** report)
         if (*report != nullptr) std::memcpy(*report, text.c_str(), text.size() + 1);
     }
     return errors;
+}
+
+extern "C" size_t loom_rules_count(int layer)
+{
+    return layer == LOOM_RULES_SITE ? rules::site_rules().size() : rules::user_rules().size();
+}
+
+extern "C" int loom_ompi_release_parse(const char* library_version, int release[3])
+{
+    const auto r = take_part::parse_release(library_version != nullptr ? library_version : "");
+    if (!r) return 0;
+    release[0] = r->major;
+    release[1] = r->minor;
+    release[2] = r->release;
+    return 1;
+}
+
+extern "C" uint64_t loom_rules_fingerprint(const char* version, const char* settings)
+{
+    try {
+        return take_part::rules_fingerprint(version != nullptr ? version : "", settings != nullptr ? settings : "");
+    } catch (...) {
+        return 0; // out of memory: no fingerprint, and this process does not take part
+    }
 }
 
 namespace {

@@ -13,6 +13,11 @@ std::vector<Rule>& user_table()
     static std::vector<Rule> rules;
     return rules;
 }
+std::vector<Rule>& site_table()
+{
+    static std::vector<Rule> rules;
+    return rules;
+}
 
 int& ompi_major_value()
 {
@@ -42,9 +47,11 @@ bool communicator_matches(const Rule& r, const Resolved& c)
 }
 } // namespace
 
-std::vector<Diagnostic> load_user_rules(const std::string& path)
+namespace {
+// Loads one layer's file into `table` (emptied first; left empty if the file has errors).
+std::vector<Diagnostic> load_layer(std::vector<Rule>& table, const std::string& path)
 {
-    user_table().clear();
+    table.clear();
     {
         std::lock_guard lock(cache_mutex());
         cache().clear();
@@ -64,12 +71,18 @@ std::vector<Diagnostic> load_user_rules(const std::string& path)
                 {Diagnostic::Severity::warning, path, 0, 0,
                  std::to_string(parsed.rules.size()) + " rules: not linted at start-up (run loom-rules check)"});
         }
-        user_table() = std::move(parsed.rules);
+        table = std::move(parsed.rules);
     }
     return parsed.diagnostics;
 }
+} // namespace
+
+std::vector<Diagnostic> load_user_rules(const std::string& path) { return load_layer(user_table(), path); }
+std::vector<Diagnostic> load_site_rules(const std::string& path) { return load_layer(site_table(), path); }
 
 const std::vector<Rule>& user_rules() { return user_table(); }
+const std::vector<Rule>& site_rules() { return site_table(); }
+std::vector<const std::vector<Rule>*> file_layers() { return {&user_table(), &site_table()}; }
 
 void set_open_mpi_major(int major)
 {
@@ -101,7 +114,7 @@ Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, 
 
 Resolved resolve(int ranks, int nodes, int ranks_per_node)
 {
-    Resolved r = narrow({&user_rules(), &default_rules()}, ranks, nodes, ranks_per_node, open_mpi_major());
+    Resolved r = narrow({&user_rules(), &site_rules(), &default_rules()}, ranks, nodes, ranks_per_node, open_mpi_major());
     // The leaders of a hierarchical algorithm: one rank per node.
     if (nodes >= 2 && nodes < ranks) r.leaders = resolved_for(nodes, nodes, 1);
     return r;
@@ -110,7 +123,7 @@ Resolved resolve(int ranks, int nodes, int ranks_per_node)
 NodeShape node_shape(const std::vector<std::string>& hostnames)
 {
     NodeShape shape;
-    if (!hostnames.empty() && std::find(hostnames.begin(), hostnames.end(), "unknown") == hostnames.end()) {
+    if (!hostnames.empty()) {
         std::unordered_map<std::string, int> per_node;
         for (const std::string& h : hostnames) ++per_node[h];
         shape.nodes = int(per_node.size());

@@ -13,10 +13,17 @@
 
 namespace loom::rules {
 
-// The process's user rules: loaded once, before any communicator exists, read-only after.
-// load_user_rules returns the diagnostics (errors mean the user rules are not used).
+// The process's rule files, in the order a call consults them: the user's (coll_loom_rules),
+// then the site's (coll_loom_site_rules, SYSCONFDIR/loom/site.rules), then the built-in
+// defaults. Each is loaded once, before any communicator exists, and read-only after; loading
+// returns the file's diagnostics (errors mean that file's rules are not used, the other layers
+// still are). An empty path: no rules in that layer.
 std::vector<Diagnostic> load_user_rules(const std::string& path);
+std::vector<Diagnostic> load_site_rules(const std::string& path);
 const std::vector<Rule>& user_rules();
+const std::vector<Rule>& site_rules();
+// The layers above the defaults, in order: {&user_rules(), &site_rules()}.
+std::vector<const std::vector<Rule>*> file_layers();
 
 // The major version of the Open MPI the process runs in (the glue's, given once with the rule
 // file; loom-rules explain's --ompi), which rules with an `ompi=` key match; 0 (the default):
@@ -35,7 +42,7 @@ struct Resolved {
     int nodes = 0;                                                   // 0: unknown
     int ranks_per_node = 0;                                          // 0: unknown (the most ranks any node has)
     int ompi_major = 0;                                              // 0: unknown
-    std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user rules first
+    std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user's, site's, then defaults
     // The rules for the communicator of one rank per node (a leader each) that hierarchical
     // algorithms run their inter-node phase on; null on one node or one rank per node.
     std::shared_ptr<const Resolved> leaders;
@@ -43,8 +50,8 @@ struct Resolved {
 
 // Narrows `tables` (in order) to the rules whose communicator keys (ranks, nodes, ranks per
 // node) admit a communicator of this shape, whose ompi key admits `ompi_major` and whose
-// algorithm exists (or that are fallback rules). resolve() does it for the process's user
-// rules and the defaults with open_mpi_major(); tests and the fuzzer for tables of their own.
+// algorithm exists (or that are fallback rules). resolve() does it for the process's user and
+// site rules and the defaults with open_mpi_major(); tests and the fuzzer for tables of their own.
 // No leaders' table.
 Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, int nodes, int ranks_per_node,
                 int ompi_major);
@@ -53,7 +60,8 @@ Resolved narrow(const std::vector<const std::vector<Rule>*>& tables, int ranks, 
 // `ranks_per_node` on one (0: unknown).
 Resolved resolve(int ranks, int nodes, int ranks_per_node);
 // Nodes and the most ranks on one, from every rank's host name (one per rank, or empty:
-// unknown); a name of "unknown" makes both unknown (0).
+// unknown, 0). A rank whose host Open MPI cannot tell has a name of its own from the glue
+// (coll_loom_comm.c), so it counts as a node of its own.
 struct NodeShape {
     int nodes = 0;
     int ranks_per_node = 0;
@@ -65,7 +73,7 @@ Resolved resolve(int ranks, const std::vector<std::string>& hostnames);
 // resolve(ranks, nodes, ranks_per_node), made once per process for each shape: every new
 // communicator of a shape seen before shares its tables instead of narrowing them again
 // (a scan of every rule, which made creating a communicator cost tens of microseconds).
-// load_user_rules empties the cache; tables already handed out stay valid.
+// Loading a layer empties the cache; tables already handed out stay valid.
 std::shared_ptr<const Resolved> resolved_for(int ranks, int nodes, int ranks_per_node);
 
 // What serves a call on such a communicator: decide() in decide.hpp.

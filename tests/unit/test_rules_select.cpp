@@ -576,9 +576,14 @@ TEST_CASE("a communicator's rules are narrowed by its size, nodes and ranks per 
     CHECK((one_node.nodes == 1 && one_node.ranks_per_node == 3));
     CHECK(one_node.candidates[std::size_t(Collective::bcast)].front().rule->line == 3);
 
-    const Resolved unknown = resolve(3, {"a", "unknown", "a"});
+    // No host names: nodes unknown, so rules with nodes keys are left out.
+    const Resolved unknown = resolve(3, std::vector<std::string>{});
     CHECK((unknown.nodes == 0 && unknown.ranks_per_node == 0));
     CHECK(unknown.candidates[std::size_t(Collective::bcast)].front().rule->source.rfind("default:", 0) == 0);
+    // A rank whose host Open MPI could not tell has a name of its own (coll_loom_comm.c): a
+    // node of its own, never grouped with other such ranks.
+    const Resolved lone = resolve(3, {"a", "unknown host of process 7.1", "unknown host of process 7.2"});
+    CHECK((lone.nodes == 3 && lone.ranks_per_node == 1));
 
     load_user_rules("");
     std::remove(path.c_str());
@@ -772,9 +777,8 @@ TEST_CASE("a communicator on several nodes carries the leaders' rules; hierarchi
     CHECK(std::string(rule) == path + ":2");
     REQUIRE(by_rule.leaders != nullptr);
     CHECK(static_cast<const Algorithm*>(by_rule.leaders)->name == "pat");
-    // Without known nodes the rule cannot serve: the next one does.
-    const char* unknown_hosts[] = {"a", "unknown", "b", "b"};
-    void* unknown = loom_rules_resolve(4, unknown_hosts);
+    // Without known nodes (no host names) the rule cannot serve: the next one does.
+    void* unknown = loom_rules_resolve(4, nullptr);
     loom_call_t no_nodes = call;
     REQUIRE(loom_choose(&no_nodes, 4, "", unknown, &why, &rule) != std::string("hierarchical"));
     loom_rules_release(unknown);
