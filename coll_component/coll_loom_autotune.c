@@ -400,12 +400,13 @@ void loom_autotune_finalize(int rank0)
     if (NULL != path && '\0' != path[0] && NULL == f)
         opal_output(0, "coll:loom: autotune: cannot write %s", path);
     if (NULL != f)
-        fprintf(f, "loom-rules 1\n# Learned by coll_loom_autotune on the machine it ran on: per collective, size class\n"
+        fprintf(f, "loom-rules 1\n# Written by coll_loom_autotune of loom %s.\n"
+                   "# Learned by coll_loom_autotune on the machine it ran on: per collective, size class\n"
                    "# and communicator size, the fastest candidate, timed on the application's own calls (the\n"
                    "# slowest rank's median, microseconds, of the intervals from one call's run to the next\n"
                    "# call's entry where they came back to back, else of their durations). Load with\n"
                    "# --mca coll_loom_rules %s\n",
-                path);
+                mca_coll_loom_component.version, path);
     for (int i = 0; i < nlearned; ++i) {
         const learned_t *l = &learned[i];
         char range[64], times[512];

@@ -336,8 +336,11 @@ void loom_trace_close(void)
                 rank, loom_ompi_job_id());
         put_string(f, host);
         fprintf(f, ",\"clock\":\"CLOCK_REALTIME\",\"time_base_ns\":%lld,\"events\":%zu,\"dropped\":%llu,"
-                   "\"max_events\":%zu}}\n",
+                   "\"max_events\":%zu,\"loom_version\":",
                 base, n, dropped, capacity);
+        /* Which loom wrote the file: coll_loom_version ("0.2.0 (commit ...), built for Open MPI ..."). */
+        put_string(f, mca_coll_loom_component.version);
+        fprintf(f, "}}\n");
         if (0 != fclose(f)) opal_output(0, "coll:loom: trace: error writing %s", path);
     }
     if (dropped > 0)

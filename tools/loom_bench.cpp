@@ -73,6 +73,9 @@
 // --form persistent times persistent requests: MPI_Allreduce_init (MPIX_ on Open MPI 4.1) once
 // per timed run, outside the clock, then MPI_Start and MPI_Wait per call, with loom's
 // coll_loom_<collective>_init_* counters; also with --overlap.
+// The header names loom-bench's own build and, in a job with loom, the plugin the job loaded (its
+// coll_loom_version, read through MPI_T). --version prints loom-bench's version line and exits
+// before MPI_Init: it needs no MPI job.
 // Bad arguments: exit status 2. tools/loom-bench-compare runs it with and without loom.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
@@ -82,6 +85,7 @@
 #include "loom_mpi_t.hpp"
 #include "registry.hpp"
 #include "size_text.hpp"
+#include "tool_version.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -107,7 +111,8 @@ const char* const kUsage =
     "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
-    "           [--form blocking|nonblocking|persistent] [--overlap]\n";
+    "           [--form blocking|nonblocking|persistent] [--overlap]\n"
+    "       loom-bench --version\n";
 
 struct Usage : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -635,6 +640,7 @@ bool bench_collective(Collective c, const Job& job)
 
 int main(int argc, char** argv)
 {
+    if (loom::tools::print_version_if_asked(argc, argv, "loom-bench")) return 0;
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -671,11 +677,15 @@ int main(int argc, char** argv)
         if (rank == 0) {
             std::printf("# loom-bench: np=%d on %d node%s (%s, %s), %s\n", size, nodes, nodes == 1 ? "" : "s",
                         bench::host_name().c_str(), bench::cpu_name().c_str(), bench::now_text().c_str());
-            if (loom_loaded)
-                std::printf("# loom loaded: the contenders are loom's algorithms forced, and \"loom\" (its own "
-                            "choice) if asked for (--algorithms %s)\n",
+            std::printf("# %s\n", loom::tools::version_line("loom-bench").c_str());
+            if (loom_loaded) {
+                const auto plugin = loom::tools::loom_control("coll_loom_version");
+                std::printf("# loom loaded: %s\n", plugin ? ("loom " + *plugin + " (coll_loom_version)").c_str()
+                                                             : "a loom older than 0.2.0 (no coll_loom_version)");
+                std::printf("# the contenders are loom's algorithms forced, and \"loom\" (its own choice) if asked for "
+                            "(--algorithms %s)\n",
                             o.algorithms.size() == 1 ? o.algorithms[0].c_str() : "NAME,...");
-            else
+            } else
                 std::printf("# loom not loaded: the contender is \"ompi\", Open MPI's default selection\n");
             std::printf("# each run: about %g s of calls; %d interleaved runs per contender\n", o.seconds, o.repeats);
             std::fflush(stdout);

@@ -11,6 +11,7 @@
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
 //   loom-rules algorithms [--markdown]     every algorithm of every collective, from the registry:
 //                                          summary, cost, what it needs, the options it reads
+//   loom-rules --version                   which loom this is (version, commit, Open MPI release)
 //
 // B is loom's message size for the collective (docs/algorithms.md, "What loom serves"). Exit
 // codes: 0 success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the
@@ -19,6 +20,7 @@
 #include "registry.hpp"
 #include "decide.hpp"
 #include "rules.hpp"
+#include "tool_version.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -49,7 +51,7 @@ constexpr const char* kUsage =
     "       loom-rules show [--rules FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
-    "       loom-rules --help\n"
+    "       loom-rules --help | --version\n"
     "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n"
     "explain decides for the Open MPI loom-rules was built with (--ompi 4 or 5: another).\n";
 
@@ -61,6 +63,11 @@ std::string size_text(std::uint64_t v)
     for (auto [shift, unit] : units)
         if (v != 0 && v % (std::uint64_t(1) << shift) == 0) return std::to_string(v >> shift) + unit;
     return std::to_string(v);
+}
+
+Row written_by(const std::string& command)
+{
+    return {{}, "# Written by loom-rules " + command + " of " LOOM_VERSION_TEXT "."};
 }
 
 std::string range_text(const Range& r, bool sizes)
@@ -474,6 +481,7 @@ int cmd_show(const std::vector<std::string>& in)
     const std::string* file = a.get("--rules");
     std::vector<Row> rows = {
         {{}, "loom-rules 1"},
+        written_by("show"),
         {{},
          "# loom's effective rule table: " +
              (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) + " the built-in defaults."},
@@ -574,6 +582,7 @@ using namespace loom::rules_tool;
 
 int main(int argc, char** argv)
 {
+    if (loom::tools::print_version_if_asked(argc, argv, "loom-rules")) return 0;
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         if (std::find_if(args.begin(), args.end(), [](const std::string& s) { return s == "--help" || s == "-h"; }) !=

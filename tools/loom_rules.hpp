@@ -24,6 +24,9 @@ struct Row {
     std::string comment;
 };
 std::string render(const std::vector<Row>& rows);
+// The comment under the header of a rule file loom-rules writes (show, from-tuned): which loom
+// wrote it, "# Written by loom-rules show of loom 0.2.0 (commit 40a683b1c856)."
+Row written_by(const std::string& command);
 
 // A rule's columns and options as rule-file text.
 std::vector<std::string> rule_fields(const rules::Rule& r);

@@ -374,6 +374,7 @@ int cmd_from_tuned(const std::vector<std::string>& in)
     Converted out;
     out.rows = {
         {{}, "loom-rules 1"},
+        written_by("from-tuned"),
         {{}, "# Converted by loom-rules from-tuned from the Open MPI tuned dynamic rules file " + file + "."},
         {{}, "# tuned applies a rule from its comm size (message size) up to the next one, the first also below"},
         {{}, "# it; here ranges are loom's, inclusive. Calls no rule covers get loom's defaults."},

@@ -3,6 +3,7 @@
 //
 //   loom-schedule COLLECTIVE ALGORITHM [--ranks P] [--bytes S] [--buffer B] [--segment B]
 //                 [--root R] [--rank R]
+//   loom-schedule --version
 //
 // S is the collective's message size as loom defines it (docs/algorithms.md, "What loom
 // serves"): the vector for allreduce/reduce/bcast, the whole input for reduce_scatter, the whole
@@ -17,6 +18,7 @@
 #include "pat.hpp"
 #include "registry.hpp"
 #include "size_text.hpp"
+#include "tool_version.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -118,6 +120,7 @@ void print_pat_plan(const PatPlan& plan, const char* what, std::size_t block)
 
 int main(int argc, char** argv)
 {
+    if (loom::tools::print_version_if_asked(argc, argv, "loom-schedule")) return 0;
     Options o;
     Collective coll{};
     const Algorithm* algo = nullptr;
@@ -128,7 +131,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr,
                      "loom-schedule: %s\n"
                      "usage: loom-schedule COLLECTIVE ALGORITHM [--ranks P] [--bytes S] [--buffer B] "
-                     "[--segment B] [--root R] [--rank R]\n",
+                     "[--segment B] [--root R] [--rank R]\n"
+                     "       loom-schedule --version\n",
                      e.what());
         return 2;
     }

@@ -1,6 +1,7 @@
 // loom-core-rtt: the round trip of one cache line between two CPUs, in nanoseconds.
 //
 //   loom-core-rtt [CPU_A CPU_B]      (default 0 1)
+//   loom-core-rtt --version
 //
 // Two threads, pinned to CPU_A and CPU_B, hand a counter back and forth through two cache lines
 // (each waits for the other's store, then stores): the time per round trip is what every
@@ -14,6 +15,8 @@
 // bcast barely changes (tools/bench/RESULTS.md, "The VM's two states"). loom-bench-compare runs
 // this before each job and compares jobs that found the machine in the same state.
 // Exit status 2 (and nothing printed) if the two CPUs cannot be had.
+#include "tool_version.hpp"
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -81,12 +84,13 @@ double one_run(int cpu_a, int cpu_b)
 
 int main(int argc, char** argv)
 {
+    if (loom::tools::print_version_if_asked(argc, argv, "loom-core-rtt")) return 0;
     int cpu_a = 0, cpu_b = 1;
     if (argc == 3) {
         cpu_a = std::atoi(argv[1]);
         cpu_b = std::atoi(argv[2]);
     } else if (argc != 1) {
-        std::fprintf(stderr, "usage: loom-core-rtt [CPU_A CPU_B]\n");
+        std::fprintf(stderr, "usage: loom-core-rtt [CPU_A CPU_B] | --version\n");
         return 2;
     }
     if (cpu_a == cpu_b || std::thread::hardware_concurrency() < 2) return 2;
