@@ -100,8 +100,8 @@ typedef struct mca_coll_loom_component_t {
      * operations decided while their segment was being set up that ran their stand-in, the
      * set-up having failed. */
     unsigned long long segments_set_up, segments_unavailable, stand_ins;
-    /* coll_loom_communicators_enabled: communicators loom was enabled on (loom-bench's proof
-     * that a job used loom). */
+    /* coll_loom_communicators_enabled (an MPI_T level): communicators loom is enabled on now
+     * (loom-bench's proof that a job used loom). */
     unsigned long long communicators_enabled;
     char *version; /* coll_loom_version: LOOM_VERSION_TEXT and the Open MPI it was built for */
 } mca_coll_loom_component_t;

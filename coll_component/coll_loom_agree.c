@@ -121,7 +121,7 @@ static void describe_layer(loom_text_t *t, int layer)
     const mca_coll_loom_component_t *c = &mca_coll_loom_component;
     char from[300];
     const char *source = source_of(LOOM_RULES_USER == layer ? "rules" : "site_rules", from, sizeof from);
-    append(t, "; %s rules ", LOOM_RULES_USER == layer ? "user" : "site");
+    append(t, "; %s rules: ", LOOM_RULES_USER == layer ? "user" : "site");
     if (NULL == c->rules_loaded[layer])
         append(t, "none%s", LOOM_RULES_SITE == layer && NULL == source ? " (no " LOOM_SITE_RULES ")" : "");
     else if (c->rules_errors[layer] > 0)

@@ -58,14 +58,21 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OPAL_SUCCESS;
 }
 
-static void register_counter(const char *coll, const char *what, const char *desc, unsigned long long *counter)
+/* A counter (MPI_T reads it relative to its value when the handle was made) or a level (read
+ * as it is: MPI_T_PVAR_CLASS_LEVEL). */
+static void register_pvar(const char *coll, const char *what, const char *desc, int var_class,
+                          unsigned long long *value)
 {
     char name[64];
     snprintf(name, sizeof(name), "%s_%s", coll, what);
     (void)mca_base_component_pvar_register(
-        &mca_coll_loom_component.super.collm_version, name, desc, OPAL_INFO_LVL_4, MPI_T_PVAR_CLASS_COUNTER,
+        &mca_coll_loom_component.super.collm_version, name, desc, OPAL_INFO_LVL_4, var_class,
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MPI_T_BIND_NO_OBJECT,
-        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL, counter);
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL, value);
+}
+static void register_counter(const char *coll, const char *what, const char *desc, unsigned long long *counter)
+{
+    register_pvar(coll, what, desc, MPI_T_PVAR_CLASS_COUNTER, counter);
 }
 
 /* A read-only parameter of loom's (coll_loom_NAME) and its help. */
@@ -109,11 +116,13 @@ static int loom_register(void)
     register_string(c, "test_library_version", OPAL_INFO_LVL_9, &mca_coll_loom_component.test_library_version,
         "For testing how loom stays out of an Open MPI it was not built for: the text loom reads "
         "instead of MPI_Get_library_version's (e.g. \"Open MPI v4.1.8, ...\"); empty: the library's own");
-    /* Registered even when loom stays out, so that MPI_T tools can tell loaded from used. */
-    register_counter("communicators", "enabled",
-                     "Communicators loom is enabled on in this process (MPI_COMM_WORLD, enabled in MPI_Init, "
-                     "among them): 0 after MPI_Init means loom serves nothing in this job",
-                     &mca_coll_loom_component.communicators_enabled);
+    /* Registered even when loom stays out, so that MPI_T tools can tell loaded from used. A
+     * level, not a counter: MPI_T would read a counter from 0 at the handle's making, after
+     * MPI_Init has enabled loom on MPI_COMM_WORLD. */
+    register_pvar("communicators", "enabled",
+                  "Communicators loom is enabled on in this process now (MPI_COMM_WORLD, enabled in MPI_Init, "
+                  "among them): 0 after MPI_Init means loom serves nothing in this job",
+                  MPI_T_PVAR_CLASS_LEVEL, &mca_coll_loom_component.communicators_enabled);
 
     /* An Open MPI other than the one loom was built for: its structs may differ from those the
      * glue was compiled with, so loom registers nothing more and takes part in nothing. */

@@ -40,6 +40,28 @@ private:
     MPI_T_pvar_handle handle_ = MPI_T_PVAR_HANDLE_NULL;
 };
 
+// One of loom's levels (MPI_T_PVAR_CLASS_LEVEL, read as it is, e.g.
+// "coll_loom_communicators_enabled"): nothing if loom is not loaded in this process.
+inline std::optional<unsigned long long> loom_level(const std::string& name)
+{
+    int provided, index, count;
+    MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+    MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+    std::optional<unsigned long long> value;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return value;
+    if (MPI_T_pvar_session_create(&session) == MPI_SUCCESS) {
+        unsigned long long v = 0;
+        if (MPI_T_pvar_get_index(name.c_str(), MPI_T_PVAR_CLASS_LEVEL, &index) == MPI_SUCCESS &&
+            MPI_T_pvar_handle_alloc(session, index, nullptr, &handle, &count) == MPI_SUCCESS) {
+            if (MPI_T_pvar_read(session, handle, &v) == MPI_SUCCESS) value = v;
+            MPI_T_pvar_handle_free(session, &handle);
+        }
+        MPI_T_pvar_session_free(&session);
+    }
+    MPI_T_finalize();
+    return value;
+}
+
 // The served and declined counters of one collective (e.g. "iallreduce").
 class LoomCounters {
 public:
