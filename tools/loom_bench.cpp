@@ -8,7 +8,7 @@
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
 //
-// Contenders. If loom is loaded (its MPI_T counters exist), "all" means every algorithm of the
+// Contenders. If loom is enabled on MPI_COMM_WORLD, "all" means every algorithm of the
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
 // node count found by comparing MPI_Get_processor_name across ranks, so the shared-memory
 // algorithms take part when every rank is on one node), plus "loom": loom's own choice (the
@@ -20,8 +20,13 @@
 // (never part of "all" or "each") is Open MPI's default in the same job: loom forced to hand
 // every call on (coll_loom_<collective>_algorithm=fallback), so it is timed interleaved with
 // loom's contenders, in the same state of the machine, at the cost of loom's hand-on (what a
-// handed-on call costs wherever loom is installed). If loom is not loaded the one contender is
-// "ompi", Open MPI's default, and --algorithms is ignored.
+// handed-on call costs wherever loom is installed). If loom is not loaded, or loaded but not
+// enabled (coll_loom_priority -1, or loom standing aside), the one contender is "ompi", Open
+// MPI's default, and --algorithms is ignored. Which it was is the second line rank 0 prints:
+// "# loom enabled on MPI_COMM_WORLD: ...", "# loom loaded but not enabled on MPI_COMM_WORLD:
+// ..." or "# loom not loaded: ..." (tools/common/loom_state.h; loom's MPI_T counter
+// coll_loom_communicators_enabled): a job run with Open MPI's default selection, as
+// tools/loom-bench-compare runs both of its jobs, proves with it that loom was used, or not.
 //
 // Sizes are loom's message sizes (selection_rules/RULES.md, "Message size": the whole vector
 // for allgather(v) and reduce_scatter(_block)); --sizes A:B is A, 2A, 4A, ... up to B, except
@@ -267,9 +272,9 @@ struct Contender {
 
 // The contenders of collective `c` asked for, whatever the size (registry order, "loom" last);
 // `setting` is the job's own value of the collective's algorithm parameter.
-std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_loaded, const std::string& setting)
+std::vector<Contender> contenders_for(Collective c, const Options& o, bool loom_enabled, const std::string& setting)
 {
-    if (!loom_loaded) return {Contender{"ompi", nullptr, false, ""}};
+    if (!loom_enabled) return {Contender{"ompi", nullptr, false, ""}};
     const auto listed = [&](std::string_view name) {
         return std::find(o.algorithms.begin(), o.algorithms.end(), name) != o.algorithms.end();
     };
@@ -314,7 +319,7 @@ constexpr std::size_t kBusBandwidthFrom = 64 * 1024; // smaller sizes are latenc
 
 struct Job {
     int rank, size, nodes, ranks_per_node;
-    bool loom_loaded;
+    bool loom_enabled;
     double started; // MPI_Wtime at the start, for progress
     const Options* options;
     bench::Buffers* buffers;
@@ -579,15 +584,15 @@ bool bench_collective(Collective c, const Job& job)
     const Options& o = *job.options;
     // What the job set coll_loom_<collective>_algorithm to (--mca, environment): "loom" keeps it.
     std::string setting;
-    if (job.loom_loaded) {
+    if (job.loom_enabled) {
         const auto value = loom::tools::loom_control("coll_loom_" + name + "_algorithm");
         if (!value) throw std::runtime_error("cannot read coll_loom_" + name + "_algorithm through MPI_T");
         setting = *value;
     }
-    const auto contenders = contenders_for(c, o, job.loom_loaded, setting);
+    const auto contenders = contenders_for(c, o, job.loom_enabled, setting);
     if (contenders.empty()) return true;
     std::optional<loom::tools::LoomCounters> counters;
-    if (job.loom_loaded) {
+    if (job.loom_enabled) {
         counters.emplace();
         const std::string counted = o.persistent ? name + "_init" : o.nonblocking ? "i" + name : name;
         if (!counters->open(counted)) throw std::runtime_error("loom's MPI_T counters for " + counted + " are missing");
@@ -627,7 +632,7 @@ bool bench_collective(Collective c, const Job& job)
             job.csv->flush();
         }
     }
-    if (job.loom_loaded) force(name, Contender{"loom", nullptr, true, setting}); // back to the job's setting
+    if (job.loom_enabled) force(name, Contender{"loom", nullptr, true, setting}); // back to the job's setting
     if (job.rank == 0 && !rows.empty()) print_table(c, contenders, rows, job);
     if (job.rank == 0 && counters) {
         std::printf("# loom %s: served %llu declined %llu\n", name.c_str(), counters->served(), counters->declined());
@@ -646,11 +651,13 @@ int main(int argc, char** argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     Options o;
-    loom::tools::LoomCounters probe;
-    const bool loom_loaded = probe.open("allreduce");
+    // loom serves this job if it is enabled on MPI_COMM_WORLD (or, a loom that does not count
+    // where it is enabled, loaded); printed below for the tools that run loom-bench.
+    const loom_state state = loom_state_on(MPI_COMM_WORLD);
+    const bool loom_enabled = state == LOOM_ENABLED || state == LOOM_LOADED;
     try {
         o = parse_options(argc, argv);
-        if (loom_loaded) check_algorithm_names(o);
+        if (loom_enabled) check_algorithm_names(o);
     } catch (const Usage& e) {
         if (rank == 0) {
             if (*e.what()) std::fprintf(stderr, "loom-bench: %s\n", e.what());
@@ -678,15 +685,16 @@ int main(int argc, char** argv)
             std::printf("# loom-bench: np=%d on %d node%s (%s, %s), %s\n", size, nodes, nodes == 1 ? "" : "s",
                         bench::host_name().c_str(), bench::cpu_name().c_str(), bench::now_text().c_str());
             std::printf("# %s\n", loom::tools::version_line("loom-bench").c_str());
-            if (loom_loaded) {
+            if (loom_enabled) {
                 const auto plugin = loom::tools::loom_control("coll_loom_version");
-                std::printf("# loom loaded: %s\n", plugin ? ("loom " + *plugin + " (coll_loom_version)").c_str()
-                                                             : "a loom older than 0.2.0 (no coll_loom_version)");
+                std::printf("# %s: %s\n", loom_state_text(state),
+                            plugin ? ("loom " + *plugin + " (coll_loom_version)").c_str()
+                                   : "a loom older than 0.2.0 (no coll_loom_version)");
                 std::printf("# the contenders are loom's algorithms forced, and \"loom\" (its own choice) if asked for "
                             "(--algorithms %s)\n",
                             o.algorithms.size() == 1 ? o.algorithms[0].c_str() : "NAME,...");
             } else
-                std::printf("# loom not loaded: the contender is \"ompi\", Open MPI's default selection\n");
+                std::printf("# %s: the contender is \"ompi\", Open MPI's default selection\n", loom_state_text(state));
             std::printf("# each run: about %g s of calls; %d interleaved runs per contender\n", o.seconds, o.repeats);
             std::fflush(stdout);
         }
@@ -697,7 +705,7 @@ int main(int argc, char** argv)
         // A non-blocking call uses the shared segment only once a blocking call (or a
         // persistent init) has made it: one barrier with shm forced makes it, for both forms
         // alike (on one node; elsewhere shm is handed on).
-        if (loom_loaded && o.nonblocking && nodes == 1 && size > 1) {
+        if (loom_enabled && o.nonblocking && nodes == 1 && size > 1) {
             if (!loom::tools::set_loom_control("coll_loom_barrier_algorithm", "shm"))
                 throw std::runtime_error("cannot set coll_loom_barrier_algorithm through MPI_T");
             MPI_Barrier(MPI_COMM_WORLD);
@@ -709,7 +717,7 @@ int main(int argc, char** argv)
                       size,
                       nodes,
                       ranks_per_node,
-                      loom_loaded,
+                      loom_enabled,
                       MPI_Wtime(),
                       &o,
                       &buffers,

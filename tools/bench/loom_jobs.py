@@ -1,6 +1,7 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
-loom-bench in (a loom job with the plugin of a build tree or the installed one, and a job with
-Open MPI's default selection, loom hidden), one such run with its CSV read back, and the rule
+loom-bench in (both with Open MPI's default selection: a loom job with the plugin of a build tree
+or the installed one on the component path, and a job without loom, as a user's job would be),
+one such run with its CSV read back and what loom-bench said about loom checked, and the rule
 files' size and range text (also for selection_rules/make-default-rules), and reading a CSV
 file that the repository keeps in an archive beside it. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
 import csv
@@ -34,6 +35,49 @@ def ompi_components():
     out = subprocess.run(["ompi_info", "--parsable", "--path", "pkglibdir"], check=True,
                          capture_output=True, text=True).stdout.strip()
     return out.split("pkglibdir:", 1)[1]
+
+
+# What a program run in these jobs says about loom on a line of its own (tools/common/loom_state.h:
+# loom-bench, and the other tools' programs): "# loom enabled on MPI_COMM_WORLD", "# loom loaded but
+# not enabled on MPI_COMM_WORLD", "# loom not loaded", or "# loom loaded" (a loom, or a loom-bench,
+# from before coll_loom_communicators_enabled: loaded, enabled or not). The first prefix that
+# matches names the state.
+LOOM_STATES = (("# loom enabled on ", "enabled"), ("# loom loaded but not enabled on ", "not enabled"),
+               ("# loom not loaded", "not loaded"), ("# loom loaded", "loaded"))
+
+
+def loom_state(output):
+    """What a program's output says about loom: "enabled", "not enabled", "not loaded" or "loaded"
+    (LOOM_STATES); None if it says nothing."""
+    for line in output.splitlines():
+        for prefix, state in LOOM_STATES:
+            if line.startswith(prefix):
+                return state
+    return None
+
+
+def check_loom_state(prog, who, output, cmd):
+    """Stops `prog` unless `output` (of the command `cmd`, a list) says loom served the job when
+    `who` is "loom", and that loom was not loaded when `who` is "ompi" (the job without loom).
+    A loom job's "loaded" (a loom or loom-bench too old to say whether loom was enabled) passes with
+    a note on stderr."""
+    state = loom_state(output)
+    if who == "ompi" and state == "not loaded":
+        return
+    if who != "ompi":
+        if state == "enabled":
+            return
+        if state == "loaded":
+            print(f"{prog}: note: the {who} job's loom or program predates coll_loom_communicators_enabled: "
+                  f"loom was loaded, whether it was enabled is not checked: {shlex.join(cmd)}", file=sys.stderr)
+            return
+    said = {None: "its program said nothing about loom", "enabled": "loom was enabled",
+            "not enabled": "loom was loaded but not enabled (it served nothing: coll_loom_priority below 0, a "
+                           "communicator of one rank, or loom standing aside)",
+            "not loaded": "loom was not loaded", "loaded": "loom was loaded"}[state]
+    want = "a job without loom must not load it" if who == "ompi" else "a loom job must use loom"
+    sys.stderr.write(output)
+    fail(prog, f"in the {who} job {said}; {want}: {shlex.join(cmd)}")
 
 
 def ompi_version():
@@ -73,12 +117,14 @@ class Jobs:
         placed = any(a in ("--hostfile", "-hostfile", "--machinefile", "--host", "-H") for a in mpirun_args)
         if nproc > (os.cpu_count() or 1) and not placed:
             common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
+        # Both jobs get Open MPI's default selection, no coll list: what a user's job gets (on
+        # Open MPI 5, han among them; on a site, hcoll or ucc). loom's plugin is on the component
+        # path after Open MPI's own in the loom job; the job without loom has only Open MPI's own
+        # directory and excludes loom by name too (a loom installed there, as the Debian package
+        # does). run() checks what loom-bench says: loom enabled, or not loaded.
         self.jobs = {
-            "loom": common + ["--mca", "coll", "loom,inter,tuned,basic,libnbc,self",
-                              "--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
-            # Only Open MPI's own components are visible: an installed copy of loom is hidden too.
-            "ompi": common + ["--mca", "coll", "tuned,basic,libnbc,self",
-                              "--mca", "mca_base_component_path", components],
+            "loom": common + ["--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
+            "ompi": common + ["--mca", "mca_base_component_path", components, "--mca", "coll", "^loom"],
         }
 
     def core_rtt(self):
@@ -97,16 +143,15 @@ class Jobs:
 
     def run(self, who, bench_args, csv_path):
         """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows
-        as dicts and the number of nodes the job ran on. A failed run, or loom (not) being loaded
-        where it should (not) be, stops the program with loom-bench's output."""
+        as dicts and the number of nodes the job ran on. A failed run, a loom job in which loom was
+        not enabled, or a job without loom that loaded it stops the program with loom-bench's
+        output and the command."""
         cmd = self.command(who, bench_args + ["--csv", csv_path])
         r = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
         if r.returncode != 0:
             sys.stderr.write(r.stdout + r.stderr)
             fail(self.prog, f"loom-bench failed (exit status {r.returncode}) in the {who} job: {shlex.join(cmd)}")
-        loaded = "# loom loaded" in r.stdout
-        if loaded != (who == "loom"):
-            fail(self.prog, f"loom was {'' if loaded else 'not '}loaded in the {who} job: {shlex.join(cmd)}")
+        check_loom_state(self.prog, who, r.stdout, cmd)
         with open(csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
         for row in rows:

@@ -1,17 +1,21 @@
 /* An application that uses only non-blocking collectives on its own communicator (a dup of
  * MPI_COMM_WORLD, on which it makes no blocking call): per size, the median over 5 repeats of
  * the mean time of MPI_Iallreduce (doubles, SUM) + MPI_Wait, after 200 warm-up calls; the
- * slowest rank's time counts. Prints "bytes microseconds" lines on rank 0. loom-bench makes
+ * slowest rank's time counts. Prints whether loom is enabled on MPI_COMM_WORLD (loom_state.h),
+ * then "bytes microseconds" lines on rank 0. loom-bench makes
  * the shared segment with a blocking call before it times; this shows what an application that
  * never makes one gets (issue 21: its non-blocking calls set the segment up themselves).
  *
- *   mpicc -O2 -o nonblocking-only tools/bench/nonblocking-only.c
+ *   mpicc -O2 -I tools/common -o nonblocking-only tools/bench/nonblocking-only.c
  *   tools/bench/nonblocking-only-ab NP ROUNDS ./nonblocking-only   # loom, loom without a
  *                                                # segment (coll_loom_shm_max_mib 0), libnbc
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "loom_state.h"
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -20,10 +24,12 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    const enum loom_state state = loom_state_on(MPI_COMM_WORLD);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     int rank;
     MPI_Comm_rank(comm, &rank);
+    if (rank == 0) printf("# %s\n", loom_state_text(state));
     const int sizes[] = {8, 1024, 65536};
     double *in = calloc(65536, 1), *out = calloc(65536, 1);
     for (int s = 0; s < 3; ++s) {

@@ -4,10 +4,12 @@
 //   * set_loom_control() writes a control variable such as coll_loom_allreduce_algorithm,
 //     to switch algorithms inside one job (every rank must write the same value, between
 //     collectives); loom_control() reads a string one, e.g. the value the job was started with.
-// Both exist only if loom is loaded.
+// Both exist only if loom is loaded. Whether loom is enabled at all: loom_state_on() (loom_state.h).
 #pragma once
 
 #include <mpi.h>
+
+#include "loom_state.h"
 
 #include <optional>
 #include <string>

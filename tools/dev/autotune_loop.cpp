@@ -1,10 +1,13 @@
 // loom-autotune-loop: an application's loop as online tuning meets it (tools/dev/autotune-bench):
 // for each collective and size, CALLS blocking calls in a row on MPI_COMM_WORLD, timed as a
 // whole - the trial phase included - and the slowest rank's time printed per (collective, size)
-// and in all. allreduce and scan sum doubles; bcast and allgather move bytes.
+// and in all. allreduce and scan sum doubles; bcast and allgather move bytes. Rank 0 first prints
+// whether loom is enabled (loom_state.h): "# loom enabled on MPI_COMM_WORLD", ...
 //   loom-autotune-loop COLLECTIVES SIZES CALLS     e.g. allreduce,bcast,allgather 8,1K,4M 2000
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
+
+#include "loom_state.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +49,8 @@ int main(int argc, char** argv)
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const enum loom_state state = loom_state_on(MPI_COMM_WORLD);
+    if (rank == 0) std::printf("# %s\n", loom_state_text(state));
     const long calls = std::atol(argv[3]);
     double total = 0;
     for (const std::string& coll : split(argv[1]))

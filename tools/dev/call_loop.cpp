@@ -9,8 +9,11 @@
 //                                              reduce: doubles summed to rank 0; reduce_scatter:
 //                                              BYTES of doubles to each rank; scatter: BYTES to
 //                                              each rank from rank 0; allgatherv: BYTES from each)
+// Rank 0 first prints whether loom is enabled (loom_state.h): "# loom enabled on MPI_COMM_WORLD", ...
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
+
+#include "loom_state.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,8 +33,11 @@ int main(int argc, char** argv)
     const char* coll = argv[1];
     const long calls = std::atol(argv[2]);
     const std::size_t bytes = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 8;
-    int size = 1;
+    int size = 1, rank = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const enum loom_state state = loom_state_on(MPI_COMM_WORLD);
+    if (rank == 0) std::printf("# %s\n", loom_state_text(state));
     std::vector<double> in((bytes * std::size_t(size)) / sizeof(double) + 1, 1.0), out(in.size());
     const int count = int(bytes / sizeof(double));
     // The per-rank counts and displacements of reduce_scatter and allgatherv.

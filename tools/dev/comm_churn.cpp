@@ -2,7 +2,7 @@
 // communicators all the time; each new one pays whatever a coll component does on its first
 // calls. This program times loops of "create a communicator, use it a little, free it".
 //
-//   mpirun -np N [--mca coll loom,inter,tuned,basic,libnbc,self] loom-comm-churn
+//   mpirun -np N [--mca mca_base_component_path OMPI_DIR:LOOM_DIR | --mca coll ^loom] loom-comm-churn
 //       [--modes split,dup-once,split-100,dup-100] [--iterations 1000] [--repeats 5] [--csv FILE]
 //
 // Modes (one iteration each):

@@ -1,11 +1,14 @@
 /* MPI point-to-point ping-pong between ranks 0 and 1 (the other ranks wait): half the round trip,
  * in microseconds, per message size, the median of 5 timed runs. tools/dev/pingpong-compare
  * runs it in jobs with loom loaded and without, interleaved: whether loom's presence slows
- * point-to-point traffic (issue 45). Prints "BYTES MICROSECONDS" per size on rank 0. */
+ * point-to-point traffic (issue 45). Prints whether loom is enabled (loom_state.h, built with
+ * -I tools/common), then "BYTES MICROSECONDS" per size on rank 0. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "loom_state.h"
 
 static int compare(const void *a, const void *b)
 {
@@ -18,6 +21,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const enum loom_state state = loom_state_on(MPI_COMM_WORLD);
+    if (rank == 0) printf("# %s\n", loom_state_text(state));
     const int sizes[] = {8, 1024, 65536, 1048576};
     char *buffer = malloc(1048576);
     memset(buffer, 1, 1048576);

@@ -4,7 +4,8 @@
 //   mpirun -np N loom-sim-calibrate --measure --out FILE.model [--name NAME] [--command TEXT]
 //   mpirun -np N loom-sim-calibrate --check --model FILE.model [--csv FILE] [--sizes 8,1K,64K,1M]
 //                                   [--repeats R]
-// (both with --mca coll loom,inter,tuned,basic,libnbc,self; all N ranks on one node)
+// (both with loom's plugin where Open MPI finds it, all N ranks on one node; --check stops unless
+// loom is enabled: tools/common/loom_state.h)
 //
 // --measure: what each model key comes from
 //   * intra_latency_us, intra_bandwidth_GBps: MPI_Send/MPI_Recv ping-pong between ranks 0 and 1

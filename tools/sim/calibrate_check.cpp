@@ -158,9 +158,10 @@ void write_csv(const std::vector<Row>& rows, const std::string& path, int size)
 int run_check(const Options& o, int rank, int size)
 {
     const loom::sim::Model model = loom::sim::load_model(o.model_path);
-    loom::tools::LoomCounters probe;
-    if (!probe.open("allreduce"))
-        throw std::runtime_error("loom is not loaded (run with --mca coll loom,inter,tuned,basic,libnbc,self)");
+    const loom_state state = loom_state_on(MPI_COMM_WORLD);
+    if (state != LOOM_ENABLED && state != LOOM_LOADED)
+        throw std::runtime_error("--check times loom's algorithms, but " + std::string(loom_state_text(state)) +
+                                 ": put mca_coll_loom.so on mca_base_component_path, coll_loom_priority not below 0");
     const std::size_t segment = read_cvar("coll_loom_segment_size").value_or(256 * 1024);
     const std::size_t pat_buffer = read_cvar("coll_loom_pat_buffer_size").value_or(1024 * 1024);
     Buffers buffers(*std::max_element(o.sizes.begin(), o.sizes.end()));
