@@ -2,12 +2,16 @@
 //
 //   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
 //   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
-//              [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]
+//              [--non-commutative] [--memory host|cuda] [--rules FILE] [--site-rules FILE|none]
+//              [--no-job] [--forced NAME]
 //              [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]
 //              [--element-bytes E] [--segment-size B] [--pat-buffer-size B]
 //                                          every rule considered and why, and the decision
 //                                          of loom's one chooser (decide.hpp), as a job makes it
-//   loom-rules show [--rules FILE]         the effective table, itself a valid rule file
+//   loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job]
+//                                          the effective table, itself a valid rule file
+// explain and show read what a job started here reads (loom_rules_job.cpp): the environment's
+// and Open MPI's parameter files' settings for loom, and the rule files they name, in layers.
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
 //   loom-rules algorithms [--markdown]     every algorithm of every collective, from the registry:
 //                                          summary, cost, what it needs, the options it reads
@@ -45,15 +49,20 @@ namespace loom::rules_tool {
 constexpr const char* kUsage =
     "usage: loom-rules check FILE\n"
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
-    "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--forced NAME]\n"
+    "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--site-rules FILE|none]\n"
+    "                  [--no-job] [--forced NAME]\n"
     "                  [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]\n"
     "                  [--element-bytes E] [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
-    "       loom-rules show [--rules FILE]\n"
+    "       loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--ompi MAJOR]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
     "       loom-rules --help | --version\n"
     "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n"
-    "explain decides for the Open MPI loom-rules was built with (--ompi 4 or 5: another).\n";
+    "explain decides for the Open MPI loom-rules was built with (--ompi 4 or 5: another).\n"
+    "explain and show read what a job started here reads: loom's parameters from this environment and\n"
+    "Open MPI's parameter files (through ompi_info), the user's rule file (coll_loom_rules), then the\n"
+    "site's (coll_loom_site_rules), then the built-in rules; --rules and --site-rules replace a file,\n"
+    "--no-job reads none of it.\n";
 
 // ---- Text ----------------------------------------------------------------------------------
 
@@ -221,16 +230,42 @@ const char* size_meaning(Collective c)
     return "the vector";
 }
 
-// The rules of --rules (none without it); a file with errors prints them and yields nullopt.
-std::optional<std::vector<Rule>> user_rules(const Args& a)
+// The rule files a job started here reads (or --rules, --site-rules), loaded into their layers
+// as the plugin loads them: a file with errors is reported and left out. False if a file named
+// on the command line has errors (a mistake of the caller's, as before layers).
+bool load_layers(const Args& a, const JobSettings& job, int ompi_major)
 {
-    const std::string* file = a.get("--rules");
-    if (!file) return std::vector<Rule>{};
-    ParseResult r = parse_file(*file);
-    if (r.ok()) return std::move(r.rules);
-    print_diagnostics(r.diagnostics, stderr);
-    std::fprintf(stderr, "loom-rules: %s has errors\n", file->c_str());
-    return std::nullopt;
+    set_open_mpi_major(ompi_major);
+    const auto diagnostics = load_job_layers(job);
+    bool named_bad = false;
+    std::set<std::string> reported;
+    for (const Diagnostic& d : diagnostics) {
+        if (d.severity != Diagnostic::Severity::error) continue;
+        std::fprintf(stderr, "%s\n", d.to_string().c_str());
+        if (!reported.insert(d.file).second) continue;
+        const bool named = (a.get("--rules") && *a.get("--rules") == d.file) ||
+                           (a.get("--site-rules") && *a.get("--site-rules") == d.file);
+        named_bad = named_bad || named;
+        std::fprintf(stderr, "loom-rules: %s has errors%s\n", d.file.c_str(),
+                     named ? "" : "; a job leaves it out, and so does this answer");
+    }
+    return !named_bad;
+}
+
+// The layers in the order a call consults them, with their names for the listing.
+std::vector<std::pair<std::string, const std::vector<Rule>*>> layers(const JobSettings& job)
+{
+    return {{job.user.empty() ? "" : "the user's rules (" + job.user + ")", &user_rules()},
+            {job.site.empty() ? "" : "the site's rules (" + job.site + ")", &site_rules()},
+            {"loom's built-in rules", &default_rules()}};
+}
+
+std::string layers_text(const JobSettings& job)
+{
+    std::vector<std::string> names;
+    for (const auto& [name, table] : layers(job))
+        if (!name.empty()) names.push_back(name);
+    return join(names, ", then ");
 }
 
 // ---- check ---------------------------------------------------------------------------------
@@ -357,22 +392,30 @@ ExplainCall parse_call(const Args& a)
 
 int cmd_explain(const std::vector<std::string>& in)
 {
-    const Args a =
-        parse_args(in,
-                   {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules", "--forced", "--segment",
-                    "--single-copy", "--element-bytes", "--segment-size", "--pat-buffer-size", "--ompi"},
-                   {"--non-commutative", "--small-int-sum"});
+    const Args a = parse_args(in,
+                              {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules",
+                               "--site-rules", "--forced", "--segment", "--single-copy", "--element-bytes",
+                               "--segment-size", "--pat-buffer-size", "--ompi"},
+                              {"--non-commutative", "--small-int-sum", "--no-job"});
     ExplainCall e = parse_call(a);
     CallFacts& call = e.facts;
-    const auto user = user_rules(a);
-    if (!user) return 1;
-    // The job's tables: the user's rules installed as the plugin installs them, narrowed to
-    // the communicator's shape.
-    const std::string* file = a.get("--rules");
-    set_open_mpi_major(call.ompi_major);
-    load_user_rules(file ? *file : "");
+    // The job's tables: the rule files a job started here reads, loaded as the plugin loads them,
+    // narrowed to the communicator's shape; its forced algorithm and options, unless given.
+    const JobSettings job = read_job_settings(a);
+    if (!load_layers(a, job, call.ompi_major)) return 1;
     const auto tables = resolved_for(call.ranks, call.nodes, call.ranks_per_node);
+    if (!a.get("--forced"))
+        if (const auto f = job.forced.find(std::string(to_string(call.collective))); f != job.forced.end())
+            e.forced = job.value(f->second);
+    auto job_size = [&](const char* option, const char* param, std::uint64_t& value) {
+        if (!a.get(option) && job.found && !job.value(param).empty()) value = parse_number(job.value(param), param, false);
+    };
+    job_size("--segment-size", "coll_loom_segment_size", e.segment_size);
+    job_size("--pat-buffer-size", "coll_loom_pat_buffer_size", e.pat_buffer_size);
+    job_size("", "coll_loom_knomial_radix", e.knomial_radix);
+    job_size("", "coll_loom_alltoallv_max_requests", e.alltoallv_max_requests);
     call.forced = e.forced;
+    print_job_reads(job, stdout);
 
     const std::string coll(to_string(call.collective));
     std::string facts = form_name(call.collective, call.form == Form::blocking ? std::optional<Form>{} : call.form) +
@@ -401,10 +444,7 @@ int cmd_explain(const std::vector<std::string>& in)
                                     : "it cannot serve the call, and handing the call on would "
                                       "change the answer: the rules decide");
     if (e.forced.empty() || !trace.empty()) {
-        std::printf("%s rules, in order (%s):\n", coll.c_str(),
-                    (file ? "the rules of " + *file + " first, then loom's defaults"
-                          : std::string("loom's defaults; no --rules"))
-                        .c_str());
+        std::printf("%s rules, in order (%s):\n", coll.c_str(), layers_text(job).c_str());
         // Every rule of the collective up to the deciding one: those of the narrowed table
         // with decide()'s verdict, the others with the communicator key that excludes them.
         // Rules of another form (iallreduce, allreduce_init for a blocking call) can never
@@ -413,10 +453,10 @@ int cmd_explain(const std::vector<std::string>& in)
         std::set<std::string> other_forms;
         std::size_t next = 0, hidden = 0;
         bool done = false;
-        for (const std::vector<Rule>* table : {&*user, &default_rules()})
+        for (const auto& [layer_name, table] : layers(job))
             for (const Rule& r : *table) {
                 if (done || r.collective != call.collective) continue;
-                // load_user_rules made its own copy of --rules: compare by source ("FILE:LINE").
+                // The verdicts name the rules decide() saw: compare by source ("FILE:LINE").
                 const bool considered = next < trace.size() && trace[next].rule->source == r.source;
                 std::string outcome = considered ? trace[next++].outcome : "does not match";
                 if (r.form && *r.form != call.form) {
@@ -474,21 +514,34 @@ int cmd_explain(const std::vector<std::string>& in)
 
 int cmd_show(const std::vector<std::string>& in)
 {
-    const Args a = parse_args(in, {"--rules"}, {});
+    const Args a = parse_args(in, {"--rules", "--site-rules", "--ompi"}, {"--no-job"});
     if (!a.positional.empty()) throw UsageError("show takes no operands");
-    const auto user = user_rules(a);
-    if (!user) return 1;
-    const std::string* file = a.get("--rules");
-    std::vector<Row> rows = {
-        {{}, "loom-rules 1"},
-        written_by("show"),
-        {{},
-         "# loom's effective rule table: " +
-             (file ? "the rules of " + *file + ", then" : std::string("no user rules;")) + " the built-in defaults."},
-        {{}, "# The first rule that matches a call and whose algorithm can serve it wins;"},
-        {{}, "# fallback hands the call to Open MPI's next component."},
-        {{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"}};
-    for (const auto* table : {&*user, &default_rules()})
+    const JobSettings job = read_job_settings(a);
+    if (!load_layers(a, job, a.get("--ompi") ? parse_count(a, "--ompi", 1) : LOOM_OMPI_MAJOR)) return 1;
+    std::vector<Row> rows = {{{}, "loom-rules 1"},
+                             written_by("show"),
+                             {{}, "# loom's effective rule table, as a job started here reads it: " + layers_text(job) + "."}};
+    std::string reads;
+    {
+        char* text = nullptr;
+        std::size_t size = 0;
+        std::FILE* f = open_memstream(&text, &size);
+        if (f != nullptr) {
+            print_job_reads(job, f);
+            std::fclose(f);
+            reads.assign(text, size);
+            std::free(text);
+        }
+    }
+    for (std::size_t at = 0, end; at < reads.size(); at = end + 1) {
+        end = reads.find('\n', at);
+        if (end == std::string::npos) end = reads.size();
+        rows.push_back({{}, "# " + reads.substr(at, end - at)});
+    }
+    rows.push_back({{}, "# The first rule that matches a call and whose algorithm can serve it wins;"});
+    rows.push_back({{}, "# fallback hands the call to Open MPI's next component."});
+    rows.push_back({{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"});
+    for (const auto& [layer_name, table] : layers(job))
         for (const Rule& r : *table) rows.push_back({rule_fields(r), r.source});
     std::fputs(render(rows).c_str(), stdout);
     return 0;

@@ -3,6 +3,7 @@
 
 #include "rules.hpp"
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -40,6 +41,30 @@ struct Args {
 };
 Args parse_args(const std::vector<std::string>& in, std::vector<std::string_view> valued,
                 const std::vector<std::string_view>& flags);
+
+// What a job started here reads (loom_rules_job.cpp): loom's parameters as ompi_info gives them
+// (name: value and source, e.g. "environment", "file (/etc/openmpi/openmpi-mca-params.conf:3)"),
+// and the rule files of its layers, which --rules and --site-rules replace; --no-job: none of it.
+struct JobParam {
+    std::string value, source;
+};
+struct JobSettings {
+    bool read = false;  // ompi_info was asked (not --no-job)
+    bool found = false; // it lists loom
+    std::map<std::string, JobParam> params;
+    std::string user, user_from; // the user's rule file ("" none) and where it was named
+    std::string site, site_from; // the site's
+    std::map<std::string, std::string> forced; // collective -> its coll_loom_<c>_algorithm, where set
+    std::string value(const std::string& name) const;
+    std::string describe(const std::string& name) const; // "NAME, SOURCE"
+};
+JobSettings read_job_settings(const Args& a);
+// Loads the user's and the site's layers as a job does (a file with errors is left out): their
+// diagnostics.
+std::vector<rules::Diagnostic> load_job_layers(const JobSettings& job);
+// "what a job reads: ..." lines (and to stderr, where ompi_info lists no loom, that a job here
+// would not load it).
+void print_job_reads(const JobSettings& job, std::FILE* to);
 
 // loom-rules from-tuned FILE (loom_rules_tuned.cpp).
 int cmd_from_tuned(const std::vector<std::string>& args);
