@@ -186,6 +186,8 @@ typedef struct mca_coll_loom_module_t {
      * coll_loom_repeat.c): a repeat of it is handed on, or served, without being described and
      * chosen again. */
     loom_repeat_t repeats[LOOM_KIND_COUNT][LOOM_COLL_COUNT];
+    /* For coll_loom_verbose >= 1: whether rank 0 said which ranks' hosts are unknown. */
+    int said_unknown_hosts;
     /* For coll_loom_verbose >= 1: the algorithms already reported per collective. */
     const char *reported[LOOM_COLL_COUNT][8];
 } mca_coll_loom_module_t;

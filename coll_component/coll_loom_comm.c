@@ -50,10 +50,13 @@ static char **host_names(struct ompi_communicator_t *comm, int *unknown)
 }
 
 /* Says (rank 0 of comm, coll_loom_verbose >= 1) which ranks' hosts are unknown, once per
- * communicator: their node-aware algorithms see each as a node of its own. */
-static void say_unknown_hosts(struct ompi_communicator_t *comm, char **hosts, int unknown)
+ * communicator (the rules and the topology both look at the hosts): their node-aware
+ * algorithms see each as a node of its own. */
+static void say_unknown_hosts(struct ompi_communicator_t *comm, mca_coll_loom_module_t *m, char **hosts, int unknown)
 {
-    if (0 == unknown || mca_coll_loom_component.verbose < 1 || 0 != ompi_comm_rank(comm)) return;
+    if (0 == unknown || m->said_unknown_hosts || mca_coll_loom_component.verbose < 1 || 0 != ompi_comm_rank(comm))
+        return;
+    m->said_unknown_hosts = 1;
     char ranks[256] = "";
     size_t used = 0;
     for (int i = 0; i < ompi_comm_size(comm) && used < sizeof ranks - 16; ++i)
@@ -101,6 +104,7 @@ void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module
         char **hosts = host_names(comm, &unknown);
         if (NULL == hosts) return NULL;
         m->rules = loom_rules_resolve(size, (const char *const *)hosts);
+        if (NULL != m->rules) say_unknown_hosts(comm, m, hosts, unknown);
         free_host_names(hosts, size);
     }
     return m->rules;
@@ -282,7 +286,7 @@ int mca_coll_loom_topology(struct ompi_communicator_t *comm, mca_coll_loom_modul
         m->topology = loom_topology_create(size, (const char *const *)hosts, places);
         if (NULL != m->topology) rc = OMPI_SUCCESS;
     }
-    if (OMPI_SUCCESS == rc) say_unknown_hosts(comm, hosts, unknown);
+    if (OMPI_SUCCESS == rc) say_unknown_hosts(comm, m, hosts, unknown);
     free(places);
     free_host_names(hosts, size);
     if (OMPI_SUCCESS == rc && mca_coll_loom_component.verbose >= 1 && 0 == ompi_comm_rank(comm)) {

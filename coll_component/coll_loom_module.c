@@ -27,6 +27,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->tune = NULL;
     m->node_shm = NULL;
     m->topology = NULL;
+    m->said_unknown_hosts = 0;
     memset(m->reported, 0, sizeof(m->reported));
     memset(m->repeats, 0, sizeof(m->repeats));
 }
