@@ -54,8 +54,9 @@ static size_t add_number(loom_setting_t *s, size_t n, const char *name, unsigned
 
 /* Every parameter beyond the rule files that changes what serves a call, with its value. Not
  * here: what is local to a process and changes no choice (verbose, trace, fast_repeats, the
- * segment pool, the allocator, nonblocking_max), and shm_refuse (the segment's set-up agrees on
- * refusals itself). */
+ * segment pool, the allocator, nonblocking_max), and what the segment's set-up agrees on among
+ * the ranks itself: shm_refuse and single_copy (a rank that refuses a mechanism turns it off for
+ * every rank; collectives-np3-ob1-cma-refused sets it on one rank). */
 static size_t settings(loom_setting_t *s)
 {
     const mca_coll_loom_component_t *c = &mca_coll_loom_component;
@@ -72,7 +73,6 @@ static size_t settings(loom_setting_t *s)
     n = add_number(s, n, "shm_min_calls", (unsigned long long)c->shm_min_calls);
     n = add_number(s, n, "shm_max_mib", (unsigned long long)c->shm_max_mib);
     n = add_number(s, n, "shm_persistent_max", (unsigned long long)c->shm_persistent_max);
-    n = add_number(s, n, "single_copy", (unsigned long long)c->single_copy);
     n = add_number(s, n, "autotune", (unsigned long long)c->autotune);
     n = add_number(s, n, "autotune_trials", (unsigned long long)c->autotune_trials);
     n = add_number(s, n, "autotune_candidates", (unsigned long long)c->autotune_candidates);
