@@ -112,10 +112,18 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
     return rc;
 }
 
-/* Open MPI says "unknown" for a process whose host its runtime does not know. */
+/* Open MPI says "unknown" for a process whose host its runtime does not know. The launcher's
+ * name for proc's node comes first (coll_loom_ompi.h). */
 char *loom_ompi_hostname(struct ompi_proc_t *proc)
 {
-    const char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* borrowed */
+    if (NULL == proc) return NULL;
+    if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) proc = ompi_proc_local(); /* coll_loom_ompi.h */
+    char *launcher_name = NULL;
+    int rc;
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_HOSTNAME, &proc->super.proc_name, &launcher_name, OPAL_STRING);
+    if (OPAL_SUCCESS == rc && NULL != launcher_name && 0 != strcmp(launcher_name, "unknown")) return launcher_name;
+    free(launcher_name);
+    const char *name = opal_get_proc_hostname(&proc->super); /* borrowed */
     return NULL == name || 0 == strcmp(name, "unknown") ? NULL : strdup(name);
 }
 
@@ -164,7 +172,14 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
 
 char *loom_ompi_hostname(struct ompi_proc_t *proc)
 {
-    char *name = NULL == proc ? NULL : opal_get_proc_hostname(&proc->super); /* malloc'd on 5.0 */
+    if (NULL == proc) return NULL;
+    if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) proc = ompi_proc_local(); /* coll_loom_ompi.h */
+    char *launcher_name = NULL;
+    int rc;
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &proc->super.proc_name, &launcher_name, PMIX_STRING);
+    if (PMIX_SUCCESS == rc && NULL != launcher_name && 0 != strcmp(launcher_name, "unknown")) return launcher_name;
+    free(launcher_name);
+    char *name = opal_get_proc_hostname(&proc->super); /* malloc'd on 5.0 */
     if (NULL != name && 0 == strcmp(name, "unknown")) {
         free(name);
         name = NULL;

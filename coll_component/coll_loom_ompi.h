@@ -79,7 +79,15 @@ int loom_ompi_modex_put(const char *key, const void *data, size_t size);
 int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, size_t *size);
 
 /* proc's host name, malloc'd (free it); NULL if Open MPI does not know it (it says "unknown")
- * or out of memory. */
+ * or out of memory. Every rank must group the ranks into nodes alike, or ranks disagree about
+ * the topology and hang. Open MPI names its own process's host by gethostname() and every other
+ * process's by the launcher's name (PMIx's PMIX_HOSTNAME), and the two differ where a node's
+ * Slurm NodeName is not its host name (an alias, a short name beside a qualified one;
+ * docs/slurm.md, "Node names"). So a process on this node (Open MPI's locality flags, which
+ * come from the launcher too) is named as this process is, and this process by the launcher's
+ * name for it where the launcher gives one (PMIx 4 does; PMIx 5 answers with gethostname()'s),
+ * every other process by the launcher's name: whatever the names, the nodes they make are the
+ * launcher's. Open MPI's own name serves only where the launcher gives none. */
 char *loom_ompi_hostname(struct ompi_proc_t *proc);
 
 /* Stops the job with `message` (a bad rule file under coll_loom_rules_strict). */

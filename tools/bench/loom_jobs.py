@@ -1,4 +1,4 @@
-"""What tools/loom-bench-compare and tools/loom-tune share: the two kinds of mpirun job they run
+"""What tools/loom-bench-compare and tools/loom-tune share: the two kinds of job (mpirun's or srun's) they run
 loom-bench in (both with Open MPI's default selection: a loom job with the plugin of a build tree
 or the installed one on the component path, and a job without loom, as a user's job would be),
 one such run with its CSV read back and what loom-bench said about loom checked, and the rule
@@ -88,13 +88,18 @@ def ompi_version():
     return "unknown"
 
 
-class Jobs:
-    """mpirun command lines for loom-bench at `nproc` ranks, loom-bench and the plugin from the
-    build tree `build`, or, if `build` is None, from where `meson install` put them: `installed`
-    is (the directory of loom-bench, the directory of mca_coll_loom.so). `mpirun_args` (a list)
-    go to mpirun, e.g. ["--hostfile", "hosts"]."""
+LAUNCHERS = ("mpirun", "srun")
 
-    def __init__(self, prog, build, nproc, mpirun_args=(), installed=None):
+
+class Jobs:
+    """Command lines for loom-bench at `nproc` ranks, loom-bench and the plugin from the build
+    tree `build`, or, if `build` is None, from where `meson install` put them: `installed` is (the
+    directory of loom-bench, the directory of mca_coll_loom.so). `launcher` starts the jobs:
+    "mpirun", or "srun" (Slurm, inside an allocation: salloc or a batch script; srun --mpi=pmix
+    unless `mpirun_args` name an --mpi). `mpirun_args` (a list) go to the launcher, e.g.
+    ["--hostfile", "hosts"] for mpirun, ["-N", "2"] for srun."""
+
+    def __init__(self, prog, build, nproc, mpirun_args=(), installed=None, launcher="mpirun"):
         self.prog = prog
         if build is not None:
             self.bench = os.path.join(build, "tools", "loom-bench")
@@ -113,19 +118,42 @@ class Jobs:
             fail(prog, f"{' and '.join(absent)} missing: {missing}", 2)
         components = ompi_components()
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        common = ["mpirun", "-np", str(nproc)] + list(mpirun_args)
-        placed = any(a in ("--hostfile", "-hostfile", "--machinefile", "--host", "-H") for a in mpirun_args)
-        if nproc > (os.cpu_count() or 1) and not placed:
-            common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
+        oversubscribed = nproc > (os.cpu_count() or 1)
         # Both jobs get Open MPI's default selection, no coll list: what a user's job gets (on
         # Open MPI 5, han among them; on a site, hcoll or ucc). loom's plugin is on the component
         # path after Open MPI's own in the loom job; the job without loom has only Open MPI's own
         # directory and excludes loom by name too (a loom installed there, as the Debian package
-        # does). run() checks what loom-bench says: loom enabled, or not loaded.
-        self.jobs = {
-            "loom": common + ["--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
-            "ompi": common + ["--mca", "mca_base_component_path", components, "--mca", "coll", "^loom"],
-        }
+        # does, or in ~/.openmpi/components, which a job under srun searches on 5.0 too). run()
+        # checks what loom-bench says: loom enabled, or not loaded.
+        if launcher == "mpirun":
+            common = ["mpirun", "-np", str(nproc)] + list(mpirun_args)
+            placed = any(a in ("--hostfile", "-hostfile", "--machinefile", "--host", "-H") for a in mpirun_args)
+            if oversubscribed and not placed:
+                common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
+            self.jobs = {
+                "loom": common + ["--mca", "mca_base_component_path", f"{components}:{plugin_dir}"],
+                "ompi": common + ["--mca", "mca_base_component_path", components, "--mca", "coll", "^loom"],
+            }
+        elif launcher == "srun":
+            # srun has no --mca: the same settings as OMPI_MCA_* variables, which srun hands to
+            # the ranks (its default --export=ALL), put on each job's command line with env so
+            # that the command printed is the command run.
+            if "SLURM_JOB_ID" not in os.environ:
+                fail(prog, "--launcher srun runs inside a Slurm allocation, so that every job runs on the same "
+                           f"nodes: e.g. salloc -n {nproc} {prog} --launcher srun ...", 2)
+            args = list(mpirun_args)
+            mpi = [] if any(a == "--mpi" or a.startswith("--mpi=") for a in args) else ["--mpi=pmix"]
+            placed = any(a in ("-N", "--nodes", "-w", "--nodelist", "--ntasks-per-node") or
+                         a.startswith(("--nodes=", "--nodelist=", "--ntasks-per-node=")) for a in args)
+            settings = ["OMPI_MCA_mpi_yield_when_idle=1"] if oversubscribed and not placed else []
+            srun = ["srun"] + mpi + ["-n", str(nproc)] + args
+            self.jobs = {
+                "loom": ["env"] + settings + [f"OMPI_MCA_mca_base_component_path={components}:{plugin_dir}"] + srun,
+                "ompi": ["env"] + settings + [f"OMPI_MCA_mca_base_component_path={components}",
+                                              "OMPI_MCA_coll=^loom"] + srun,
+            }
+        else:
+            fail(prog, f"--launcher {launcher}: the launchers are {', '.join(LAUNCHERS)}", 2)
 
     def core_rtt(self):
         """The machine's core-to-core round trip now (loom-core-rtt, nanoseconds), or None where
