@@ -98,8 +98,12 @@ class Loom(MesonPackage, CudaPackage):
         with open(self._run_env_file) as f:
             record = json.load(f)
         # A set mca_base_component_path replaces Open MPI's default list, so Open MPI's own
-        # directory comes first and loom's after it (the Lmod module does the same).
-        env.prepend_path("OMPI_MCA_mca_base_component_path", self.component_dir)
-        env.prepend_path("OMPI_MCA_mca_base_component_path", record["ompi_components"])
+        # directory comes first and loom's after it (the Lmod module does the same). Set, not
+        # prepended: `spack unload` then unsets them, where a path it took loom's entries out of
+        # would stay set, empty, and an empty component path leaves Open MPI no components.
+        env.set(
+            "OMPI_MCA_mca_base_component_path",
+            "{0}:{1}".format(record["ompi_components"], self.component_dir),
+        )
         if record["pmix_components"]:
-            env.prepend_path("PMIX_MCA_mca_base_component_path", record["pmix_components"])
+            env.set("PMIX_MCA_mca_base_component_path", record["pmix_components"])
