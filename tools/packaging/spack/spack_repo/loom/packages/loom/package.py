@@ -30,8 +30,8 @@ class Loom(MesonPackage, CudaPackage):
         default=False,
         description="XPMEM for the single-copy algorithms where /dev/xpmem opens (else CMA)",
     )
-    # CUDA (CudaPackage): +cuda builds libloom_cuda.so for the cuda_arch values given (CudaPackage
-    # refuses +cuda without one).
+    # CUDA (CudaPackage): +cuda builds libloom_cuda.so for the cuda_arch values given.
+    conflicts("cuda_arch=none", when="+cuda", msg="loom+cuda needs cuda_arch=NN (e.g. cuda_arch=80)")
 
     depends_on("c", type="build")
     depends_on("cxx", type="build")
