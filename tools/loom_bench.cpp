@@ -3,7 +3,8 @@
 //
 //   mpirun -np N loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
-//                      (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather)]
+//                      (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather, scatter,
+//                       gatherv, scatterv, alltoallv, alltoallw)]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
 //       [--overlap]
@@ -55,8 +56,9 @@
 // Rank 0 prints one table per collective (bytes, then microseconds per call for each
 // contender), then for sizes of 64 KiB and more the same runs as bus bandwidth: the bytes one
 // link must carry for the collective divided by the time, in GB/s (10^9 B/s), by NCCL's
-// definitions: S/t for bcast and reduce, 2(P-1)/P * S/t for allreduce, (P-1)/P * S/t for
-// allgather(v) and reduce_scatter(_block), (P-1) * S/t for alltoall (S: loom's message size,
+// definitions: S/t for bcast, reduce, scan and exscan, 2(P-1)/P * S/t for allreduce, (P-1)/P *
+// S/t for allgather(v), reduce_scatter(_block), gather(v) and scatter(v), (P-1) * S/t for
+// alltoall(v/w) (S: loom's message size,
 // t: seconds per call); a value near
 // the machine's copy or link bandwidth means the algorithm is bandwidth-bound. With --csv it
 // writes rows collective,contender,np,bytes,time_us,iterations,busbw_GBps. Progress (one line per
@@ -113,7 +115,8 @@ namespace bench = loom::bench;
 const char* const kUsage =
     "usage: mpirun -np N loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
-    "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather)\n"
+    "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather,\n"
+    "                          scatter, gatherv, scatterv, alltoallv, alltoallw)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n"
@@ -182,9 +185,13 @@ Collective parse_collective(const std::string& name)
         const auto c = Collective(i);
         if (loom::to_string(c) == name && bench::can_call(c)) return c;
     }
-    throw Usage("--collectives: unknown collective '" + name +
-                "' (known: allreduce, reduce, bcast, allgather, allgatherv, reduce_scatter_block, "
-                "reduce_scatter, alltoall, barrier)");
+    std::string known;
+    for (int i = 0; i < loom::kCollectiveCount; ++i) {
+        if (!bench::can_call(Collective(i))) continue;
+        if (!known.empty()) known += ", ";
+        known += loom::to_string(Collective(i));
+    }
+    throw Usage("--collectives: unknown collective '" + name + "' (known: " + known + ")");
 }
 
 Options parse_options(int argc, char** argv)
@@ -306,13 +313,19 @@ double bus_factor(Collective c, int ranks)
     case Collective::gather: // (P-1)/P S into the root
     case Collective::reduce_scatter_block:
     case Collective::reduce_scatter: return (p - 1) / p;
-    case Collective::alltoall: return p - 1;
+    case Collective::gatherv:
+    case Collective::scatter:
+    case Collective::scatterv: return (p - 1) / p; // (P-1)/P S into or out of the root
+    case Collective::alltoall:
+    case Collective::alltoallv:
+    case Collective::alltoallw: return p - 1;
     case Collective::bcast:
     case Collective::reduce:
     case Collective::scan:
     case Collective::exscan: return 1; // each rank's vector crosses one link
-    default: return 0;
+    case Collective::barrier: return 0;
     }
+    return 0; // not reached: every collective is a case above (no default, so -Wswitch names a new one)
 }
 
 constexpr std::size_t kBusBandwidthFrom = 64 * 1024; // smaller sizes are latency-bound
