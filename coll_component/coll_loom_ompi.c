@@ -8,6 +8,7 @@
 #include "opal/util/proc.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,18 +113,21 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
     return rc;
 }
 
-/* Open MPI says "unknown" for a process whose host its runtime does not know. The launcher's
- * name for proc's node comes first (coll_loom_ompi.h). */
-char *loom_ompi_hostname(struct ompi_proc_t *proc)
+/* The launcher's name for proc's node (PMIx's PMIX_HOSTNAME), malloc'd; NULL if it gives none. */
+static char *launcher_hostname(struct ompi_proc_t *proc)
 {
-    if (NULL == proc) return NULL;
-    if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) proc = ompi_proc_local(); /* coll_loom_ompi.h */
-    char *launcher_name = NULL;
+    char *name = NULL;
     int rc;
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_HOSTNAME, &proc->super.proc_name, &launcher_name, OPAL_STRING);
-    if (OPAL_SUCCESS == rc && NULL != launcher_name && 0 != strcmp(launcher_name, "unknown")) return launcher_name;
-    free(launcher_name);
-    const char *name = opal_get_proc_hostname(&proc->super); /* borrowed */
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_HOSTNAME, &proc->super.proc_name, &name, OPAL_STRING);
+    if (OPAL_SUCCESS == rc) return name;
+    free(name);
+    return NULL;
+}
+
+/* Open MPI's name for proc's host, malloc'd (its own is borrowed); NULL where it says "unknown". */
+static char *open_mpi_hostname(struct ompi_proc_t *proc)
+{
+    const char *name = opal_get_proc_hostname(&proc->super);
     return NULL == name || 0 == strcmp(name, "unknown") ? NULL : strdup(name);
 }
 
@@ -170,15 +174,18 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
     return PMIX_SUCCESS == rc ? OPAL_SUCCESS : OPAL_ERR_NOT_FOUND;
 }
 
-char *loom_ompi_hostname(struct ompi_proc_t *proc)
+static char *launcher_hostname(struct ompi_proc_t *proc)
 {
-    if (NULL == proc) return NULL;
-    if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) proc = ompi_proc_local(); /* coll_loom_ompi.h */
-    char *launcher_name = NULL;
+    char *name = NULL;
     int rc;
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &proc->super.proc_name, &launcher_name, PMIX_STRING);
-    if (PMIX_SUCCESS == rc && NULL != launcher_name && 0 != strcmp(launcher_name, "unknown")) return launcher_name;
-    free(launcher_name);
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &proc->super.proc_name, &name, PMIX_STRING);
+    if (PMIX_SUCCESS == rc) return name;
+    free(name);
+    return NULL;
+}
+
+static char *open_mpi_hostname(struct ompi_proc_t *proc)
+{
     char *name = opal_get_proc_hostname(&proc->super); /* malloc'd on 5.0 */
     if (NULL != name && 0 == strcmp(name, "unknown")) {
         free(name);
@@ -198,3 +205,31 @@ void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
 }
 
 #endif
+
+/* The launcher's name for this process's node, looked up once per process (every communicator
+ * names its ranks' hosts); NULL where the launcher gives none or says "unknown". */
+static char *local_node;
+static pthread_once_t local_node_once = PTHREAD_ONCE_INIT;
+
+static void find_local_node(void)
+{
+    local_node = launcher_hostname(ompi_proc_local());
+    if (NULL != local_node && 0 == strcmp(local_node, "unknown")) {
+        free(local_node);
+        local_node = NULL;
+    }
+}
+
+/* A process on this node is named as this process is, by the launcher (coll_loom_ompi.h); a
+ * process on another node by Open MPI, whose name for it is the launcher's already (Open MPI
+ * asks PMIx for it, and 4.1 keeps it), so only this node's name needs asking for. */
+char *loom_ompi_hostname(struct ompi_proc_t *proc)
+{
+    if (NULL == proc) return NULL;
+    if (OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+        pthread_once(&local_node_once, find_local_node);
+        if (NULL != local_node) return strdup(local_node);
+        proc = ompi_proc_local();
+    }
+    return open_mpi_hostname(proc);
+}

@@ -86,8 +86,9 @@ int loom_ompi_modex_get(struct ompi_proc_t *proc, const char *key, void **data, 
  * docs/slurm.md, "Node names"). So a process on this node (Open MPI's locality flags, which
  * come from the launcher too) is named as this process is, and this process by the launcher's
  * name for it where the launcher gives one (PMIx 4 does; PMIx 5 answers with gethostname()'s),
- * every other process by the launcher's name: whatever the names, the nodes they make are the
- * launcher's. Open MPI's own name serves only where the launcher gives none. */
+ * every other process by the launcher's name (Open MPI's own name for it): whatever the names,
+ * the nodes they make are the launcher's. This node's name is asked of the launcher once per
+ * process; Open MPI's own name serves only where the launcher gives none. */
 char *loom_ompi_hostname(struct ompi_proc_t *proc);
 
 /* Stops the job with `message` (a bad rule file under coll_loom_rules_strict). */
