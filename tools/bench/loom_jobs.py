@@ -1,9 +1,11 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of job (mpirun's or srun's) they run
 loom-bench in (both with Open MPI's default selection: a loom job with the plugin of a build tree
 or the installed one on the component path, and a job without loom, as a user's job would be),
-one such run with its CSV read back and what loom-bench said about loom checked, and the rule
-files' size and range text (also for selection_rules/make-default-rules), and reading a CSV
-file that the repository keeps in an archive beside it. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
+one such run with its CSV read back and what loom-bench said about loom checked; sizes as text
+and rule lines, the one writer of every script that writes rules or sizes (also
+selection_rules/make-default-rules, tools/bench/version-rules, tools/sim/predict-rules and
+make-report, tools/loom-trace); collectives.def's rows, its one reader among the scripts; and
+reading a CSV file that the repository keeps in an archive beside it. `meson install` puts this file in DATADIR/loom (tools/meson.build)."""
 import csv
 import errno
 import io
@@ -256,10 +258,20 @@ def same_state(readings):
 
 
 SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+PEOPLE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
-def size_text(n):
-    """A size as rule files write it: 4K, 16M, or plain bytes."""
+def size_text(n, for_people=False):
+    """A size in bytes as text, the one way the scripts write sizes. As rule files and loom's own
+    programs write it (tools/common/size_text.hpp's format_size): the shortest exact text, 4K,
+    16M, or plain bytes (1000). for_people: in tables and summaries, 4 KiB, 1.5 MiB, 100 B
+    (a size that is no whole number of its unit to one decimal)."""
+    if for_people:
+        b = float(n)
+        for unit in PEOPLE_UNITS:
+            if b < 1024 or unit == PEOPLE_UNITS[-1]:
+                return f"{b:.0f} {unit}" if b == int(b) else f"{b:.1f} {unit}"
+            b /= 1024
     for suffix, unit in reversed(SIZE_UNITS.items()):
         if n >= unit and n % unit == 0:
             return f"{n // unit}{suffix}"
@@ -272,19 +284,43 @@ def size_value(text):
     return int(m.group(1)) * SIZE_UNITS.get(m.group(2), 1) if m else None
 
 
-def range_text(lo, hi):
-    """A rule's bytes column for [lo, hi] (hi None: no upper end): "*", "4K-*", "0-4095"."""
+def range_text(lo, hi, plain=False):
+    """A rule's bytes column for [lo, hi] (hi None: no upper end): "*", "4K-*", "0-4095".
+    plain: both ends in bytes and no "*" for the whole range ("4096-65535", "0-*"), as
+    tools/bench/version-rules and tools/sim/predict-rules' backup rules write them, so that the
+    committed files they made (selection_rules/measured/version.rules, predicted.rules) come out
+    again byte for byte."""
+    if plain:
+        return f"{lo}-{'*' if hi is None else hi}"
     if lo == 0 and hi is None:
         return "*"
     return f"{size_text(lo)}-{'*' if hi is None else size_text(hi)}"
 
 
 def range_value(text):
-    """range_text's inverse: (lo, hi), hi None for an open end; None if `text` is not a range."""
+    """range_text's inverse: (lo, hi), hi None for an open end; None if `text` is not a range.
+    A single size ("4K") is the range of that size alone."""
     if text == "*":
         return 0, None
-    lo, _, hi = text.partition("-")
+    lo, dash, hi = text.partition("-")
+    if not dash:
+        v = size_value(lo)
+        return None if v is None else (v, v)
     lo_v, hi_v = size_value(lo), None if hi == "*" else size_value(hi)
     if lo_v is None or (hi != "*" and hi_v is None):
         return None
     return lo_v, hi_v
+
+
+# A rule line's columns (selection_rules/RULES.md): collective, ranks, bytes, algorithm, keys,
+# padded to these widths so that a file's rules line up (a longer value pushes the rest right).
+RULE_WIDTHS = (21, 6, 13, 19)
+
+
+def rule_line(collective, ranks, size, algorithm, keys=(), widths=RULE_WIDTHS):
+    """One rule as every script writes it: `ranks` and `size` are the columns' text (range_text
+    for sizes), `keys` the key=value words after the algorithm. `widths` pads the first four
+    columns (predicted.rules' ranks column is 10 wide; loom-bench-compare's --fallback-rules
+    does not pad the algorithm: 0); trailing blanks are dropped."""
+    columns = (collective, ranks, size, algorithm)
+    return (" ".join(f"{c!s:<{w}}" for c, w in zip(columns, widths)) + " " + " ".join(keys)).rstrip()
