@@ -47,7 +47,7 @@
 // recvbuf of a rank other than the root. A tree for latency: its reduce holds k-1 vectors in
 // flight at an owner, so large vectors belong to binomial or reduce-scatter schedules (here, a
 // 1 MiB reduce at np 4, oversubscribed: knomial radix 4 1720 us, binomial 201; at np 2 118
-// against 97; tools/bench/RESULTS.md).
+// against 97; tools/lab/RESULTS.md).
 #pragma once
 
 #include "collectives.hpp"

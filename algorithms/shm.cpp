@@ -274,7 +274,7 @@ void reduce_slice(ShmComm& shm, MemoryOps& mem, const Reduction& op, int region,
 // reduces the whole vector itself: one wait instead of two, which is what small calls cost.
 // An allreduce on two ranks always does (per chunk: the other's slot reduced into one's own
 // output, against half of that and a copy of the other half out after a second wait): 6-12%
-// faster from 32 KiB at np 2 here (tools/bench/RESULTS.md); on 4 ranks (oversubscribed here)
+// faster from 32 KiB at np 2 here (tools/lab/RESULTS.md); on 4 ranks (oversubscribed here)
 // the redundant reductions cost more than the waits saved.
 // A reduce's root is the only rank that needs it, and its other ranks then never wait (they
 // run ahead through the small regions), so a reduce does so up to a larger size.
@@ -295,7 +295,7 @@ void reduce_chunks(ShmComm& shm, MemoryOps& mem, const Reduction& op, const void
     // call, so a shared line only makes a rank that has finished the call write next to a slot
     // the others are still reading (8 bytes at np 2: 7% slower packed where the VM was fast,
     // no difference beyond the noise where slow). A reduce's non-roots run ahead: packed, it
-    // was 1.1-1.2 times faster where fast, 1.6-2.3 where slow (tools/bench/RESULTS.md).
+    // was 1.1-1.2 times faster where fast, 1.6-2.3 where slow (tools/lab/RESULTS.md).
     const std::size_t inline_size = whole ? shm.inline_slot(count * es, root >= 0) : 0;
     for (std::size_t off = 0; off < count; off += per_chunk) {
         const std::size_t n = std::min(per_chunk, count - off);

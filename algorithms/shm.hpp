@@ -30,7 +30,7 @@
 // counter, and finds the data in the same line. One cache line crosses between cores per call
 // where the counter and the slot made two, one after the other: an 8-byte bcast of two
 // processes on this VM took 0.10 us against 0.20 when a line's round trip was slow (about
-// 500 ns), 0.041 against 0.060 when it was fast (loom-shm-inline-bench; tools/bench/RESULTS.md).
+// 500 ns), 0.041 against 0.060 when it was fast (loom-shm-inline-bench; tools/lab/RESULTS.md).
 // The inline slots come in three sizes, the smallest that holds the call's data plus the
 // word: 16 bytes (8 of data), 32 (24) and 64 (56), each rank having 16 of each size side by
 // side (kInlineArea). So up to four back-to-back calls share a line: a rank that runs ahead
@@ -45,7 +45,7 @@
 // needs the core. Open MPI's progress yields too when oversubscribed and idle
 // (mpi_yield_when_idle), so a wait looks at its word again after a progress call instead of
 // yielding a second time: that double yield made oversubscribed shm calls 1.2-1.9x slower
-// (tools/bench/RESULTS.md, "Oversubscribed shm waits").
+// (tools/lab/RESULTS.md, "Oversubscribed shm waits").
 //
 // Costs per chunk of m bytes on P ranks (c = copy, g = reduce per byte, s = one wait for all):
 //   barrier: s. bcast: root copies m in; the others wait for the root and copy m out.
@@ -152,7 +152,7 @@ public:
     // Ends a chunk without a publish of its own: every rank's next publish() (the next
     // chunk's or call's first) comes after it has finished this one, so the region is free
     // once every counter passes this phase. Saves a store to the line the others poll, per
-    // chunk (small allgathers and allreduces 1.1-1.4x faster at np 2; tools/bench/RESULTS.md).
+    // chunk (small allgathers and allreduces 1.1-1.4x faster at np 2; tools/lab/RESULTS.md).
     // No deadlock: that next publish may wait (a bcast's receivers wait for the root), but
     // only for publishes of the next chunk, while the region comes round again kLargeRegions
     // (or kSmallRegions) chunks later. Every collective that frees a region so must publish
@@ -176,7 +176,7 @@ public:
         return bytes <= 8 ? 16 : bytes <= 24 ? 32 : 64;
     }
     // Inline calls packed (the default), one line per call, or off; the same on every rank
-    // between calls: for measuring what they save (tools/dev/shm_inline_bench.cpp).
+    // between calls: for measuring what they save (tools/lab/shm_inline_bench.cpp).
     enum class InlineMode { packed, lines, off };
     void set_inline(InlineMode mode) { inline_ = mode; }
     std::byte* inline_data(int region, int rank, std::size_t size) const;

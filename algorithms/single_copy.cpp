@@ -18,7 +18,7 @@ namespace {
 constexpr std::size_t kPieceBytes = 64 * 1024;
 
 // Up to this size an allreduce on two ranks reduces the whole vector on each (cma_allreduce):
-// 1.3-1.9x faster at 16-256 KiB (tools/bench/RESULTS.md, "Two ranks reduce the whole vector").
+// 1.3-1.9x faster at 16-256 KiB (tools/lab/RESULTS.md, "Two ranks reduce the whole vector").
 // From 512 KiB it is the steady one: where reading lines the other core has just written is
 // slow (this VM's slow state), half the vector and then the other half of the result took
 // 192-201 us at 512 KiB and 731-884 at 2 MiB; the whole vector 76-89 and 316-385 in either

@@ -9,7 +9,7 @@
  * that allocates as much finds heap memory already mapped. When loom serves that first large
  * reduction itself (from its segment or buffers it keeps), nothing raises them: a reduction loom
  * then hands on pays a fresh mapping, and its page faults, on every call. Measured (issue 45,
- * tools/bench/RESULTS.md): Open MPI's reduce of 512 KiB on 3 ranks, after allreduces of 128
+ * tools/lab/RESULTS.md): Open MPI's reduce of 512 KiB on 3 ranks, after allreduces of 128
  * KiB-1 MiB, took 83 us in a job without loom and 250 us in a loom job handing it on; with
  * the thresholds fixed high (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) both took 83.
  *

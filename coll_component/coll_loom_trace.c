@@ -7,7 +7,7 @@
  * Bound: coll_loom_trace_max_events events per process (264 bytes each, allocated once with
  * calloc, so pages are touched only as events are written); calls beyond it are counted as
  * dropped, said in the file and on stderr at finalize. Cost on: two clock reads (vDSO) and the
- * event's fields per call, about 0.2 us (tools/bench/RESULTS.md "The timeline's cost").
+ * event's fields per call, about 0.2 us (tools/lab/RESULTS.md "The timeline's cost").
  */
 #include "coll_loom_trace.h"
 

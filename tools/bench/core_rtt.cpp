@@ -12,7 +12,7 @@
 // loom's development VM (2 vCPUs, AMD EPYC) this round trip is about 100-120 ns for minutes,
 // then about 500 ns for minutes (two vCPUs on one core complex or not), and in the slow state
 // shm and the large-message algorithms take 2.5-5x longer while Open MPI's point-to-point
-// bcast barely changes (tools/bench/RESULTS.md, "The VM's two states"). loom-bench-compare runs
+// bcast barely changes (tools/lab/RESULTS.md, "The VM's two states"). loom-bench-compare runs
 // this before each job and compares jobs that found the machine in the same state.
 // Exit status 2 (and nothing printed) if the two CPUs cannot be had.
 #include "tool_version.hpp"

@@ -196,7 +196,7 @@ class Jobs:
 
 # Raw measurements kept in archives. The repository keeps the CSV files of finished runs
 # (loom-tune's job files in a state directory, loom-bench-compare's --csv files in
-# tools/bench/results/, make-report's loom-sim data in tools/sim/report/) in xz-compressed tar
+# tools/lab/results/, make-report's loom-sim data in tools/sim/report/) in xz-compressed tar
 # archives of plain file names, DIR/*.tar.xz, beside where the files were (tools/dev/archive-csv
 # makes them). A file DIR/NAME that does not exist is read from the member NAME of the first of
 # those archives (in name order) that holds one; a plain file wins over an archived one.

@@ -6,8 +6,8 @@
  * the shared segment with a blocking call before it times; this shows what an application that
  * never makes one gets (issue 21: its non-blocking calls set the segment up themselves).
  *
- *   mpicc -O2 -I tools/common -o nonblocking-only tools/bench/nonblocking-only.c
- *   tools/bench/nonblocking-only-ab NP ROUNDS ./nonblocking-only   # loom, loom without a
+ *   mpicc -O2 -I tools/common -o nonblocking-only tools/lab/nonblocking-only.c
+ *   tools/lab/nonblocking-only-ab NP ROUNDS ./nonblocking-only   # loom, loom without a
  *                                                # segment (coll_loom_shm_max_mib 0), libnbc
  */
 #include <mpi.h>

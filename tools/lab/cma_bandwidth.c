@@ -3,9 +3,9 @@
  * Attach (process_vm_readv, what loom's cma algorithms and Open MPI's vader use) against a
  * memcpy inside one process, at several total sizes and piece sizes (one system call per
  * piece). On the development VM CMA moved about half of memcpy's bytes per second, which
- * bounds what single-copy collectives can reach there (tools/bench/RESULTS.md, "Single copy").
+ * bounds what single-copy collectives can reach there (tools/lab/RESULTS.md, "Single copy").
  *
- *   cc -O2 -o /tmp/cma-bandwidth tools/dev/cma_bandwidth.c && /tmp/cma-bandwidth
+ *   cc -O2 -o /tmp/cma-bandwidth tools/lab/cma_bandwidth.c && /tmp/cma-bandwidth
  *
  * The reader is a child of the process it reads (allowed under kernel.yama.ptrace_scope 1);
  * "refused" means this machine does not allow CMA at all.
