@@ -90,6 +90,7 @@
 #include "bench_core.hpp"
 #include "bound.hpp"
 #include "loom_mpi_t.hpp"
+#include "reduction_reach.hpp"
 #include "registry.hpp"
 #include "size_text.hpp"
 #include "tool_version.hpp"
@@ -108,6 +109,7 @@ namespace {
 
 using loom::Algorithm;
 using loom::Collective;
+using loom::Layout;
 using loom::tools::format_size;
 using loom::tools::parse_size;
 namespace bench = loom::bench;
@@ -302,30 +304,25 @@ struct Result {
     double busbw_gbps; // bus bandwidth (see the top of the file); 0 for barrier
 };
 
-// The bytes one link carries per message byte (NCCL's bus bandwidth factors).
+// The bytes one link carries per message byte (NCCL's bus bandwidth factors), by layout: a
+// vector crosses one link (bcast, reduce, scan, exscan) or, reduced on every rank from every
+// rank (allreduce), two of its (P-1)/P parts; a split, gathered or scattered call moves (P-1)/P
+// of the whole vector into or out of each rank; an exchange with every peer, P-1 blocks.
 double bus_factor(Collective c, int ranks)
 {
     const double p = ranks;
-    switch (c) {
-    case Collective::allreduce: return 2 * (p - 1) / p;
-    case Collective::allgather:
-    case Collective::allgatherv:
-    case Collective::gather: // (P-1)/P S into the root
-    case Collective::reduce_scatter_block:
-    case Collective::reduce_scatter: return (p - 1) / p;
-    case Collective::gatherv:
-    case Collective::scatter:
-    case Collective::scatterv: return (p - 1) / p; // (P-1)/P S into or out of the root
-    case Collective::alltoall:
-    case Collective::alltoallv:
-    case Collective::alltoallw: return p - 1;
-    case Collective::bcast:
-    case Collective::reduce:
-    case Collective::scan:
-    case Collective::exscan: return 1; // each rank's vector crosses one link
-    case Collective::barrier: return 0;
+    switch (loom::layout(c)) {
+    case Layout::vector:
+        return loom::reduces(c) && !loom::rooted(c) && loom::tools::reach(c) == loom::tools::Reach::all ? 2 * (p - 1) / p
+                                                                                                       : 1;
+    case Layout::split:
+    case Layout::gathered:
+    case Layout::scattered: return (p - 1) / p;
+    case Layout::per_peer:
+    case Layout::per_peer_v: return p - 1;
+    case Layout::none: return 0;
     }
-    return 0; // not reached: every collective is a case above (no default, so -Wswitch names a new one)
+    return 0; // not reached: every layout is a case above (no default, so -Wswitch names a new one)
 }
 
 constexpr std::size_t kBusBandwidthFrom = 64 * 1024; // smaller sizes are latency-bound
@@ -346,8 +343,8 @@ void force(const std::string& collective, const Contender& k)
 {
     if (!k.loom) return;
     const std::string value = k.forced_value();
-    if (!loom::tools::set_loom_control("coll_loom_" + collective + "_algorithm", value.c_str()))
-        throw std::runtime_error("cannot set coll_loom_" + collective + "_algorithm through MPI_T");
+    if (!loom::tools::force_algorithm(collective, value))
+        throw std::runtime_error("cannot set " + loom::tools::algorithm_control(collective) + " through MPI_T");
 }
 
 // What one contender did at one size.
@@ -598,8 +595,8 @@ bool bench_collective(Collective c, const Job& job)
     // What the job set coll_loom_<collective>_algorithm to (--mca, environment): "loom" keeps it.
     std::string setting;
     if (job.loom_enabled) {
-        const auto value = loom::tools::loom_control("coll_loom_" + name + "_algorithm");
-        if (!value) throw std::runtime_error("cannot read coll_loom_" + name + "_algorithm through MPI_T");
+        const auto value = loom::tools::loom_control(loom::tools::algorithm_control(name));
+        if (!value) throw std::runtime_error("cannot read " + loom::tools::algorithm_control(name) + " through MPI_T");
         setting = *value;
     }
     const auto contenders = contenders_for(c, o, job.loom_enabled, setting);
@@ -719,10 +716,10 @@ int main(int argc, char** argv)
         // persistent init) has made it: one barrier with shm forced makes it, for both forms
         // alike (on one node; elsewhere shm is handed on).
         if (loom_enabled && o.nonblocking && nodes == 1 && size > 1) {
-            if (!loom::tools::set_loom_control("coll_loom_barrier_algorithm", "shm"))
+            if (!loom::tools::force_algorithm("barrier", "shm"))
                 throw std::runtime_error("cannot set coll_loom_barrier_algorithm through MPI_T");
             MPI_Barrier(MPI_COMM_WORLD);
-            loom::tools::set_loom_control("coll_loom_barrier_algorithm", "");
+            loom::tools::force_algorithm("barrier", "");
         }
         bench::set_persistent(o.persistent);
         bench::SingleCopyBound bound(rank, size, o.seconds);

@@ -1,6 +1,8 @@
 // Every collective loom serves, on device buffers, with several algorithms each (forced
 // through MPI_T, as users force them with coll_loom_<collective>_algorithm) and loom's own
-// choice, in place and not, at sizes of one and of many staging segments; every result is
+// choice, in place and not, at sizes of one and of many staging segments: the collectives of
+// kOwnTests with tests of their own, every other row of collectives.def made from its row
+// (call_model.hpp) with every algorithm of the registry; every result is
 // compared with a reference this program computes itself (never Open MPI's). Also: a derived
 // datatype with holes (allreduce: loom declines, so the call runs on host copies and Open MPI
 // serves it; bcast: loom serves it on host copies) and a non-commutative user op.
@@ -18,19 +20,23 @@
 #define OMPI_SKIP_MPICXX 1 // the C API only (the C++ bindings are not linked)
 #include <mpi.h>
 
+#include "call_model.hpp"
 #include "check_forms.hpp"
 #include "loom_cuda_api.h"
 #include "loom_mpi_t.hpp"
+#include "registry.hpp"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -188,11 +194,11 @@ std::int32_t total(std::size_t i)
 }
 unsigned char byte_of(int r, std::size_t i) { return (unsigned char)((r * 131 + i * 7 + 1) & 0xff); }
 
-void force(const char* coll, const std::string& algorithm)
+void force(std::string_view coll, const std::string& algorithm)
 {
-    const std::string name = std::string("coll_loom_") + coll + "_algorithm";
-    if (!loom::tools::set_loom_control(name, algorithm.c_str())) {
-        std::fprintf(stderr, "rank %d: cannot set %s (is loom loaded?)\n", rank, name.c_str());
+    if (!loom::tools::force_algorithm(coll, algorithm)) {
+        std::fprintf(stderr, "rank %d: cannot set %s (is loom loaded?)\n", rank,
+                     loom::tools::algorithm_control(coll).c_str());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -342,6 +348,34 @@ void test_alltoall(const std::string& algo)
 std::size_t strided_n = 0; // elements of the strided type below
 
 // A user SUM on the strided type (every other int32): MPI allows only user ops on derived types.
+// The collectives with a test of their own above; every other row of collectives.def is tested
+// from its row (test_from_row).
+const loom::Collective kOwnTests[] = {loom::Collective::allreduce, loom::Collective::reduce,
+                                      loom::Collective::reduce_scatter, loom::Collective::reduce_scatter_block,
+                                      loom::Collective::allgather, loom::Collective::allgatherv,
+                                      loom::Collective::bcast, loom::Collective::alltoall};
+
+// A collective made from its row (call_model.hpp: ints summed, v-blocks with gaps, rooted ones
+// at the last rank), in place and not, on device buffers holding the model's images.
+void test_from_row(loom::Collective c, const std::string& algo)
+{
+    force(loom::to_string(c), algo);
+    for (int n : {1, 1000, int(large(70001))})
+        for (bool in_place : {false, true}) {
+            if (in_place && !model::has_in_place(c)) continue;
+            model::Call call(model::Spec{.collective = c, .count = n, .root = size - 1, .in_place = in_place,
+                                         .gaps = true},
+                             MPI_COMM_WORLD);
+            call.fill(n);
+            Buf s(call.send_image().size(), call.send_image().data());
+            Buf r(call.recv_image().size(), call.recv_image().data());
+            loom::tools::call(c, check::form, call.args_on(s.p, r.p));
+            mem->get(call.recv_image().data(), r.p, call.recv_image().size());
+            const std::string wrong = call.check(n);
+            CHECK(wrong.empty(), "forced '%s': %s", algo.c_str(), wrong.c_str());
+        }
+}
+
 void strided_sum(void* in, void* inout, int* len, MPI_Datatype*)
 {
     const auto* a = static_cast<const std::int32_t*>(in);
@@ -598,6 +632,17 @@ int main(int argc, char** argv)
         CHECK(counters.served() == served1 && counters.declined() - declined1 == cma_calls,
               "with cma forced loom served %llu and declined %llu device allreduce calls, expected 0 and %llu",
               counters.served() - served1, counters.declined() - declined1, cma_calls);
+    }
+    for (loom::Collective c : loom::all_collectives()) {
+        if (std::find(std::begin(kOwnTests), std::end(kOwnTests), c) != std::end(kOwnTests)) continue;
+        std::vector<std::string> algorithms{""};
+        for (const loom::Algorithm& a : loom::all_algorithms())
+            if (a.collective == c) algorithms.emplace_back(a.name);
+        for (const std::string& a : algorithms) {
+            test_from_row(c, a);
+            done();
+        }
+        force(loom::to_string(c), "");
     }
     test_holes_and_user_ops();
     done();

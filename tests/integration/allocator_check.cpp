@@ -30,7 +30,7 @@ int main(int argc, char** argv)
     int failures = 0;
 #if defined(__GLIBC__)
     loom::tools::LoomCounters allreduce;
-    if (!allreduce.open("allreduce") || !loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "ring")) {
+    if (!allreduce.open("allreduce") || !loom::tools::force_algorithm("allreduce", "ring")) {
         std::fprintf(stderr, "allocator_check: loom is not loaded\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -58,7 +58,7 @@ int main(int argc, char** argv)
                      rank, mapped ? "mapped afresh" : "on the heap", expect_heap ? "on the heap" : "mapped afresh");
         ++failures;
     }
-    loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "");
+    loom::tools::force_algorithm("allreduce", "");
 #else
     std::fprintf(stderr, "allocator_check: not glibc; nothing to check\n");
 #endif

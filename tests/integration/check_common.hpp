@@ -1,6 +1,7 @@
-// Helpers both MPI checks (collectives_check, exactness_check) use: how many nodes a
-// communicator spans, and setting one of loom's control variables through MPI_T or stopping
-// the job (a check that cannot force an algorithm would test loom's own choice instead).
+// Helpers the MPI checks use (collectives_check, exactness_check, take_part_check): how many
+// nodes a communicator spans, and setting one of loom's control variables through MPI_T or
+// stopping the job (a check that cannot force an algorithm would test loom's own choice
+// instead). The driver of collectives_check and exactness_check is check_variants.hpp.
 #pragma once
 
 #define OMPI_SKIP_MPICXX 1

@@ -111,15 +111,15 @@ void cycle(int i)
     } else {
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         const bool forced = i % 100 == 1, cma = i % 100 == 51;
-        if (forced) loom::tools::set_loom_control("coll_loom_allgather_algorithm", "shm");
-        if (cma) loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "cma");
+        if (forced) loom::tools::force_algorithm("allgather", "shm");
+        if (cma) loom::tools::force_algorithm("allreduce", "cma");
         for (int k = 0; k < 40; ++k) check_allreduce(c, 256);
         std::vector<int> all(std::size_t(size), -1);
         MPI_Allgather(&rank, 1, MPI_INT, all.data(), 1, MPI_INT, c);
         for (int q = 0; q < size; ++q)
             if (all[std::size_t(q)] != q) fail("wrong allgather result");
-        if (forced) loom::tools::set_loom_control("coll_loom_allgather_algorithm", "");
-        if (cma) loom::tools::set_loom_control("coll_loom_allreduce_algorithm", "");
+        if (forced) loom::tools::force_algorithm("allgather", "");
+        if (cma) loom::tools::force_algorithm("allreduce", "");
     }
     MPI_Comm_free(&c);
 }

@@ -296,7 +296,7 @@ void part_arrays()
     for (const auto& [c, run] : cases) {
         const std::string name = collective_name(c);
         for (const std::string& forced : forced_names(c)) {
-            set_control("coll_loom_" + name + "_algorithm", forced.c_str());
+            force(c, forced);
             for (int persistent = 0; persistent < 2; ++persistent)
                 for (int n0 : {0, 1, 5, 3000}) {
                     std::snprintf(where, sizeof where, "part arrays, %s%s forced '%s', n0 %d", name.c_str(),
@@ -304,7 +304,7 @@ void part_arrays()
                     run(persistent != 0, n0, n0 + int(forced.size()));
                 }
         }
-        set_control("coll_loom_" + name + "_algorithm", "");
+        force(c, "");
     }
 }
 

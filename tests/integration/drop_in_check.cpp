@@ -51,10 +51,10 @@ void fail(const std::string& what)
 
 int value(int r, int i, int salt) { return (r * 7 + i * 3 + salt * 5) % 101 - 50; }
 
-void set_control(const std::string& name, const char* value)
+void force(loom::Collective c, const std::string& algorithm)
 {
-    if (loom_loaded && !loom::tools::set_loom_control(name, value)) {
-        std::fprintf(stderr, "drop_in_check: cannot set %s (is loom loaded?)\n", name.c_str());
+    if (loom_loaded && !loom::tools::force_algorithm(loom::to_string(c), algorithm)) {
+        std::fprintf(stderr, "drop_in_check: cannot force %s (is loom loaded?)\n", algorithm.c_str());
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }

@@ -22,8 +22,8 @@ extern char where[160];        // what runs now, for the watchdog's message
 void fail(const std::string& what);
 // Rank r's element i of a call salted by salt.
 int value(int r, int i, int salt);
-// Writes loom's control variable (nothing without loom).
-void set_control(const std::string& name, const char* value);
+// Forces `algorithm` for collective c ("": loom's own choice; nothing without loom).
+void force(loom::Collective c, const std::string& algorithm);
 // "" (loom's own choice) and every registry algorithm of c (only "" without loom).
 std::vector<std::string> forced_names(loom::Collective c);
 std::string collective_name(loom::Collective c);

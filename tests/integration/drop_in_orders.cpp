@@ -2,8 +2,9 @@
 // order on each rank, with blocking calls between them at different places, and non-blocking
 // operations on two communicators completed in a different order on each rank (drop_in_check.cpp
 // says why).
+#include "call_model.hpp"
 #include "drop_in_check.hpp"
-#include "mpi_persistent.hpp"
+#include "mpi_call.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,263 +17,19 @@ namespace {
 
 const auto kAll = loom::all_collectives();
 
-// One persistent request of a collective over ints, with its reference result per start.
+// One persistent request of a collective over ints, made from its row (call_model.hpp): v
+// blocks reversed with gaps, rooted ones from or to the last rank.
 struct Persistent {
     std::string what;
-    std::vector<int> send, recv, counts, displs, scounts, sdispls;
-    std::vector<MPI_Datatype> types; // alltoallw: MPI_INT for every peer
+    model::Call call;
     MPI_Request req = MPI_REQUEST_NULL;
-    std::function<void(int)> fill;              // send data (and recv for bcast's root) for a start
-    std::function<std::vector<int>(int)> expect; // recv's expected contents after that start
+    Persistent(loom::Collective c, int n, MPI_Comm comm)
+        : what(collective_name(c) + "_init of " + std::to_string(n)),
+          call(model::Spec{.collective = c, .count = n, .root = size - 1, .gaps = true}, comm)
+    {
+        loom::tools::start_call(c, loom::tools::Form::persistent, call.args, &req);
+    }
 };
-
-std::unique_ptr<Persistent> make_persistent(loom::Collective c, int n, MPI_Comm comm)
-{
-    auto p = std::make_unique<Persistent>();
-    Persistent& x = *p;
-    x.what = collective_name(c) + "_init of " + std::to_string(n);
-    const int P = size, me = rank;
-    const auto N = std::size_t(n);
-    auto sum_of = [P](int i, int s) {
-        int t = 0;
-        for (int q = 0; q < P; ++q) t += value(q, i, s);
-        return t;
-    };
-    switch (c) {
-    case loom::Collective::allreduce:
-        x.send.resize(N), x.recv.resize(N);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, sum_of](int s) { std::vector<int> e(N); for (std::size_t i = 0; i < N; ++i) e[i] = sum_of(int(i), s); return e; };
-        PERSISTENT(Allreduce)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::reduce:
-        x.send.resize(N), x.recv.assign(N, -1);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, me, P, sum_of](int s) {
-            std::vector<int> e(N, -1);
-            if (me == P - 1) for (std::size_t i = 0; i < N; ++i) e[i] = sum_of(int(i), s);
-            return e;
-        };
-        PERSISTENT(Reduce)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, P - 1, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::reduce_scatter_block:
-        x.send.resize(N * std::size_t(P)), x.recv.resize(N);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, me, sum_of](int s) {
-            std::vector<int> e(N);
-            for (std::size_t i = 0; i < N; ++i) e[i] = sum_of(int(N * std::size_t(me) + i), s);
-            return e;
-        };
-        PERSISTENT(Reduce_scatter_block)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::reduce_scatter: {
-        x.counts.resize(std::size_t(P));
-        int total = 0, first = 0;
-        for (int q = 0; q < P; ++q) {
-            x.counts[std::size_t(q)] = n + q % 3;
-            if (q < me) first += x.counts[std::size_t(q)];
-            total += x.counts[std::size_t(q)];
-        }
-        const int mine = x.counts[std::size_t(me)];
-        x.send.resize(std::size_t(total)), x.recv.resize(std::size_t(mine));
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [mine, first, sum_of](int s) {
-            std::vector<int> e(static_cast<std::size_t>(mine));
-            for (int i = 0; i < mine; ++i) e[std::size_t(i)] = sum_of(first + i, s);
-            return e;
-        };
-        PERSISTENT(Reduce_scatter)(x.send.data(), x.recv.data(), x.counts.data(), MPI_INT, MPI_SUM, comm, MPI_INFO_NULL,
-                                   &x.req);
-        break;
-    }
-    case loom::Collective::allgather:
-        x.send.resize(N), x.recv.resize(N * std::size_t(P));
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, P](int s) {
-            std::vector<int> e;
-            for (int q = 0; q < P; ++q) for (std::size_t i = 0; i < N; ++i) e.push_back(value(q, int(i), s));
-            return e;
-        };
-        PERSISTENT(Allgather)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::allgatherv: {
-        x.counts.resize(std::size_t(P)), x.displs.resize(std::size_t(P));
-        int at = 0;
-        for (int q = P - 1; q >= 0; --q) { // reversed blocks, one int of gap
-            x.counts[std::size_t(q)] = n + q % 2;
-            x.displs[std::size_t(q)] = at + 1;
-            at += x.counts[std::size_t(q)] + 1;
-        }
-        x.send.resize(std::size_t(x.counts[std::size_t(me)])), x.recv.assign(std::size_t(at), -1);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [&x, at, P](int s) {
-            std::vector<int> e(std::size_t(at), -1);
-            for (int q = 0; q < P; ++q)
-                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) e[std::size_t(x.displs[std::size_t(q)] + i)] = value(q, i, s);
-            return e;
-        };
-        PERSISTENT(Allgatherv)(x.send.data(), int(x.send.size()), MPI_INT, x.recv.data(), x.counts.data(),
-                               x.displs.data(), MPI_INT, comm, MPI_INFO_NULL, &x.req);
-        break;
-    }
-    case loom::Collective::bcast:
-        x.recv.resize(N);
-        x.fill = [&x, me](int s) {
-            for (std::size_t i = 0; i < x.recv.size(); ++i) x.recv[i] = me == 0 ? value(0, int(i), s) : -1;
-        };
-        x.expect = [N](int s) { std::vector<int> e(N); for (std::size_t i = 0; i < N; ++i) e[i] = value(0, int(i), s); return e; };
-        PERSISTENT(Bcast)(x.recv.data(), n, MPI_INT, 0, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::barrier:
-        x.fill = [](int) {};
-        x.expect = [](int) { return std::vector<int>(); };
-        PERSISTENT(Barrier)(comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::scan:
-        x.send.resize(N), x.recv.resize(N);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, me](int s) {
-            std::vector<int> e(N, 0);
-            for (std::size_t i = 0; i < N; ++i)
-                for (int q = 0; q <= me; ++q) e[i] += value(q, int(i), s);
-            return e;
-        };
-        PERSISTENT(Scan)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::exscan: // rank 0's result is undefined: it keeps the -1 it is given
-        x.send.resize(N), x.recv.resize(N);
-        x.fill = [&x, me](int s) {
-            for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s), x.recv[i] = -1;
-        };
-        x.expect = [N, me](int s) {
-            std::vector<int> e(N, me == 0 ? -1 : 0);
-            for (std::size_t i = 0; i < N; ++i)
-                for (int q = 0; q < me; ++q) e[i] += value(q, int(i), s);
-            return e;
-        };
-        PERSISTENT(Exscan)(x.send.data(), x.recv.data(), n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::gather: // to the last rank; the others' receive buffers stay -1
-        x.send.resize(N), x.recv.assign(N * std::size_t(P), -1);
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, me, P](int s) {
-            std::vector<int> e(N * std::size_t(P), -1);
-            if (me == P - 1)
-                for (int q = 0; q < P; ++q)
-                    for (std::size_t i = 0; i < N; ++i) e[std::size_t(q) * N + i] = value(q, int(i), s);
-            return e;
-        };
-        PERSISTENT(Gather)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, P - 1, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::scatter: // from the last rank: block q of its send buffer to rank q
-        x.send.resize(me == P - 1 ? N * std::size_t(P) : 0), x.recv.resize(N);
-        x.fill = [&x, me](int s) {
-            for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s);
-            std::fill(x.recv.begin(), x.recv.end(), -1);
-        };
-        x.expect = [N, me, P](int s) {
-            std::vector<int> e(N);
-            for (std::size_t i = 0; i < N; ++i) e[i] = value(P - 1, int(N * std::size_t(me) + i), s);
-            return e;
-        };
-        PERSISTENT(Scatter)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, P - 1, comm, MPI_INFO_NULL, &x.req);
-        break;
-    case loom::Collective::gatherv: // to rank 0, reversed blocks with a gap; only the root has arrays
-    case loom::Collective::scatterv: {
-        const bool gather = c == loom::Collective::gatherv;
-        x.counts.resize(std::size_t(P)), x.displs.resize(std::size_t(P));
-        int at = 0;
-        for (int q = P - 1; q >= 0; --q) {
-            x.counts[std::size_t(q)] = n + q % 2;
-            x.displs[std::size_t(q)] = at + 1;
-            at += x.counts[std::size_t(q)] + 1;
-        }
-        const int mine = x.counts[std::size_t(me)];
-        std::vector<int>& whole = gather ? x.recv : x.send;
-        std::vector<int>& own = gather ? x.send : x.recv;
-        whole.assign(me == 0 ? std::size_t(at) : 0, -1), own.assign(std::size_t(mine), -1);
-        x.fill = [&x, me, gather, P](int s) {
-            if (gather) {
-                for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s);
-                std::fill(x.recv.begin(), x.recv.end(), -1);
-                return;
-            }
-            std::fill(x.recv.begin(), x.recv.end(), -1);
-            for (int q = 0; q < P && me == 0; ++q)
-                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) x.send[std::size_t(x.displs[std::size_t(q)] + i)] = value(q, i, s);
-        };
-        x.expect = [&x, at, P, me, mine, gather](int s) {
-            std::vector<int> e;
-            if (!gather) {
-                for (int i = 0; i < mine; ++i) e.push_back(value(me, i, s));
-                return e;
-            }
-            if (me != 0) return e;
-            e.assign(std::size_t(at), -1);
-            for (int q = 0; q < P; ++q)
-                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) e[std::size_t(x.displs[std::size_t(q)] + i)] = value(q, i, s);
-            return e;
-        };
-        const int* counts = me == 0 ? x.counts.data() : nullptr;
-        const int* displs = me == 0 ? x.displs.data() : nullptr;
-        if (gather)
-            PERSISTENT(Gatherv)(x.send.data(), mine, MPI_INT, x.recv.data(), counts, displs, MPI_INT, 0, comm, MPI_INFO_NULL,
-                                &x.req);
-        else
-            PERSISTENT(Scatterv)(x.send.data(), counts, displs, MPI_INT, x.recv.data(), mine, MPI_INT, 0, comm,
-                                 MPI_INFO_NULL, &x.req);
-        break;
-    }
-    case loom::Collective::alltoallv: // c(from, to) ints from rank from to rank to, blocks end to end
-    case loom::Collective::alltoallw: {
-        const bool w = c == loom::Collective::alltoallw;
-        auto count = [n](int from, int to) { return n + (from * 2 + to) % 3; };
-        x.scounts.resize(std::size_t(P)), x.sdispls.resize(std::size_t(P));
-        x.counts.resize(std::size_t(P)), x.displs.resize(std::size_t(P));
-        int out = 0, in = 0;
-        for (int q = 0; q < P; ++q) {
-            x.scounts[std::size_t(q)] = count(me, q), x.sdispls[std::size_t(q)] = out, out += count(me, q);
-            x.counts[std::size_t(q)] = count(q, me), x.displs[std::size_t(q)] = in, in += count(q, me);
-        }
-        x.send.resize(std::size_t(out)), x.recv.resize(std::size_t(in));
-        x.fill = [&x, me, P](int s) {
-            for (int q = 0; q < P; ++q)
-                for (int i = 0; i < x.scounts[std::size_t(q)]; ++i)
-                    x.send[std::size_t(x.sdispls[std::size_t(q)] + i)] = value(me * 100 + q, i, s);
-        };
-        x.expect = [&x, me, P](int s) {
-            std::vector<int> e;
-            for (int q = 0; q < P; ++q)
-                for (int i = 0; i < x.counts[std::size_t(q)]; ++i) e.push_back(value(q * 100 + me, i, s));
-            return e;
-        };
-        if (w) {
-            x.types.assign(std::size_t(P), MPI_INT);
-            for (int& d : x.sdispls) d *= int(sizeof(int));
-            for (int& d : x.displs) d *= int(sizeof(int));
-            PERSISTENT(Alltoallw)(x.send.data(), x.scounts.data(), x.sdispls.data(), x.types.data(), x.recv.data(),
-                                  x.counts.data(), x.displs.data(), x.types.data(), comm, MPI_INFO_NULL, &x.req);
-            for (int& d : x.sdispls) d /= int(sizeof(int)); // fill's index again
-        } else {
-            PERSISTENT(Alltoallv)(x.send.data(), x.scounts.data(), x.sdispls.data(), MPI_INT, x.recv.data(),
-                                  x.counts.data(), x.displs.data(), MPI_INT, comm, MPI_INFO_NULL, &x.req);
-        }
-        break;
-    }
-    case loom::Collective::alltoall:
-        x.send.resize(N * std::size_t(P)), x.recv.resize(N * std::size_t(P));
-        x.fill = [&x, me](int s) { for (std::size_t i = 0; i < x.send.size(); ++i) x.send[i] = value(me, int(i), s); };
-        x.expect = [N, me, P](int s) {
-            std::vector<int> e;
-            for (int q = 0; q < P; ++q)
-                for (std::size_t i = 0; i < N; ++i) e.push_back(value(q, int(N * std::size_t(me) + i), s));
-            return e;
-        };
-        PERSISTENT(Alltoall)(x.send.data(), n, MPI_INT, x.recv.data(), n, MPI_INT, comm, MPI_INFO_NULL, &x.req);
-        break;
-    }
-    return p;
-}
 
 // A rank's order of starts: rotated by the rank, reversed on odd ranks.
 std::vector<std::size_t> order_for(int r, std::size_t n, int start)
@@ -300,13 +57,13 @@ void blocking_pair(int salt)
 void persistent_round(const std::vector<std::string>& forced, int n, const std::string& label)
 {
     for (std::size_t k = 0; k < kAll.size(); ++k)
-        set_control("coll_loom_" + collective_name(kAll[k]) + "_algorithm", forced[k].c_str());
+        force(kAll[k], forced[k]);
     std::vector<std::unique_ptr<Persistent>> reqs;
-    for (loom::Collective c : kAll) reqs.push_back(make_persistent(c, n, MPI_COMM_WORLD));
+    for (loom::Collective c : kAll) reqs.push_back(std::make_unique<Persistent>(c, n, MPI_COMM_WORLD));
     for (int start = 0; start < 3; ++start) {
         std::snprintf(where, sizeof where, "part orders, persistent %s, n %d, start %d", label.c_str(), n, start);
         const int salt = start * 13 + n;
-        for (auto& r : reqs) r->fill(salt);
+        for (auto& r : reqs) r->call.fill(salt);
         const auto order = order_for(rank, reqs.size(), start);
         // Even ranks make the blocking calls after starting everything, odd ranks before.
         if (rank % 2 == 1) blocking_pair(salt);
@@ -314,7 +71,8 @@ void persistent_round(const std::vector<std::string>& forced, int n, const std::
         if (rank % 2 == 0) blocking_pair(salt);
         for (std::size_t i : order_for(rank + 1, reqs.size(), start)) MPI_Wait(&reqs[i]->req, MPI_STATUS_IGNORE);
         for (auto& r : reqs)
-            if (r->recv != r->expect(salt)) fail(r->what + " started out of order, " + label + ": wrong result");
+            if (const std::string wrong = r->call.check(salt); !wrong.empty())
+                fail(r->what + " started out of order, " + label + ": " + wrong);
     }
     for (auto& r : reqs) MPI_Request_free(&r->req);
 }
@@ -385,10 +143,10 @@ void part_orders()
         for (int n : {1, 7, 1000}) {
             persistent_round(forced, n, label);
             for (std::size_t k = 0; k < kAll.size(); ++k)
-                set_control("coll_loom_" + collective_name(kAll[k]) + "_algorithm", forced[k].c_str());
+                force(kAll[k], forced[k]);
             nonblocking_round(other, n, label);
         }
-    for (loom::Collective c : kAll) set_control("coll_loom_" + collective_name(c) + "_algorithm", "");
+    for (loom::Collective c : kAll) force(c, "");
     MPI_Comm_free(&other);
 }
 

@@ -17,12 +17,12 @@
 // counters prove that a forced algorithm really served the calls it can serve (loom::why_not
 // with the communicator's nodes): a pass where everything was handed to Open MPI proves nothing.
 //
-//   mpirun ... exactness_check [--only COLLECTIVE] [--max-fail N]
+//   mpirun ... exactness_check [--only COLLECTIVE[,COLLECTIVE...]] [--max-fail N]
 // prints at most N (default about 30 over all ranks) FAIL lines, a summary of failures by
 // collective, algorithm, kind of call and region, and `exactness_check np=N: C checks, F failures`.
 #include "exactness_harness.hpp"
 
-#include "check_common.hpp"
+#include "check_variants.hpp"
 #include "loom_mpi_t.hpp"
 
 #include <algorithm>
@@ -34,66 +34,13 @@ namespace {
 
 using exact::Setting;
 
-struct CollectiveCheck {
-    loom::Collective collective;
-    void (*check)(const Setting&);
+// Each row of algorithms/collectives.def has its check, exact::check_<name> (a row without one
+// does not compile).
+void (*const kChecks[])(const Setting&) = {
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, ...) exact::check_##name,
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
 };
-
-const CollectiveCheck kChecks[] = {
-    {loom::Collective::allreduce, exact::check_allreduce},
-    {loom::Collective::reduce, exact::check_reduce},
-    {loom::Collective::reduce_scatter_block, exact::check_reduce_scatter_block},
-    {loom::Collective::reduce_scatter, exact::check_reduce_scatter},
-    {loom::Collective::allgather, exact::check_allgather},
-    {loom::Collective::allgatherv, exact::check_allgatherv},
-    {loom::Collective::bcast, exact::check_bcast},
-    {loom::Collective::alltoall, exact::check_alltoall},
-    {loom::Collective::barrier, exact::check_barrier},
-    {loom::Collective::scan, exact::check_scan},
-    {loom::Collective::exscan, exact::check_exscan},
-    {loom::Collective::gather, exact::check_gather},
-    {loom::Collective::scatter, exact::check_scatter},
-    {loom::Collective::gatherv, exact::check_gatherv},
-    {loom::Collective::scatterv, exact::check_scatterv},
-    {loom::Collective::alltoallv, exact::check_alltoallv},
-    {loom::Collective::alltoallw, exact::check_alltoallw},
-};
-static_assert(std::size(kChecks) == std::size_t(loom::kCollectiveCount),
-              "every row of algorithms/collectives.def has its check here");
-
-using check_common::count_nodes;
-using check_common::set_control;
-
-// One pass over a collective's calls: loom's choice (name ""), or an algorithm forced with
-// PAT's buffer and the segment size set as given.
-struct Variant {
-    std::string label, name;
-    std::size_t pat_buffer = std::size_t(1) << 20, segment = std::size_t(256) << 10; // loom's defaults
-};
-
-const loom::Algorithm* force(loom::Collective c, const Variant& v)
-{
-    set_control("coll_loom_pat_buffer_size", &v.pat_buffer);
-    set_control("coll_loom_segment_size", &v.segment);
-    set_control("coll_loom_" + std::string(loom::to_string(c)) + "_algorithm", v.name.c_str());
-    return v.name.empty() ? nullptr : loom::find_algorithm(c, v.name);
-}
-
-// loom's choice, then the registry's algorithms of `c`; those that read PAT's buffer again
-// with a 256-byte buffer (pieces), and those that read the segment size again with 4 KiB
-// segments (the default 256 KiB leaves ring_pipelined's blocks of a 65539-int vector whole).
-std::vector<Variant> variants_of(loom::Collective c)
-{
-    std::vector<Variant> variants = {{"", ""}};
-    for (const loom::Algorithm& a : loom::all_algorithms()) {
-        if (a.collective != c) continue;
-        const std::string name(a.name);
-        variants.push_back({name, name});
-        if (a.reads.pat_buffer) variants.push_back({name + "@256", name, 256});
-        if (a.reads.segment_size) variants.push_back({name + " segment=4096", name, std::size_t(1) << 20, 4096});
-    }
-    return variants;
-}
 
 // Rank 0 prints every rank's failures by key, merged.
 void print_failures_by_key(int rank, int size)
@@ -135,41 +82,25 @@ int main(int argc, char** argv)
     }
     exact::make_types();
 
-    // A split, reordered communicator: even and odd ranks, each in reverse order.
-    MPI_Comm split;
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split);
-    int split_rank, split_size;
-    MPI_Comm_rank(split, &split_rank);
-    MPI_Comm_size(split, &split_size);
-    int world_most = 0, split_most = 0;
-    const int world_nodes = count_nodes(MPI_COMM_WORLD, &world_most), split_nodes = count_nodes(split, &split_most);
-
-    for (const CollectiveCheck& c : kChecks) {
-        const std::string collective(loom::to_string(c.collective));
-        if (only != nullptr && collective != only) continue;
-        for (const Variant& v : variants_of(c.collective)) {
-            const loom::Algorithm* forced = force(c.collective, v);
-            const std::string& label = v.label;
-            exact::totals.calls_servable = exact::totals.calls_served = 0;
-            const Setting world{MPI_COMM_WORLD, "world",      rank,   size, world_nodes,
-                                world_most,     c.collective, forced, label};
-            const Setting part{split,      "split",      split_rank, split_size, split_nodes,
-                               split_most, c.collective, forced,     label};
-            c.check(world);
-            c.check(part);
-            // A forced algorithm that can serve some of these calls must have served some.
-            if (forced != nullptr && exact::totals.calls_servable > 0) {
-                ++exact::totals.checks;
-                if (exact::totals.calls_served == 0)
-                    exact::fail(world,
-                                "served none of the " + std::to_string(exact::totals.calls_servable) +
-                                    " calls it can serve (all handed to Open MPI)",
-                                "nothing served");
-            }
+    using check_common::Place;
+    check_common::for_each_variant(only, true, [&](loom::Collective c, const check_common::Variant& v,
+                                                   const Place& world, const Place& split) {
+        const loom::Algorithm* forced = v.name.empty() ? nullptr : loom::find_algorithm(c, v.name);
+        exact::totals.calls_servable = exact::totals.calls_served = 0;
+        const Setting on_world{world.comm, world.name, world.rank, world.size, world.nodes, world.most, c, forced, v.label};
+        kChecks[int(c)](on_world);
+        kChecks[int(c)](Setting{split.comm, split.name, split.rank, split.size, split.nodes, split.most, c, forced,
+                                v.label});
+        // A forced algorithm that can serve some of these calls must have served some.
+        if (forced != nullptr && exact::totals.calls_servable > 0) {
+            ++exact::totals.checks;
+            if (exact::totals.calls_served == 0)
+                exact::fail(on_world,
+                            "served none of the " + std::to_string(exact::totals.calls_servable) +
+                                " calls it can serve (all handed to Open MPI)",
+                            "nothing served");
         }
-        force(c.collective, Variant{"", ""});
-    }
-    MPI_Comm_free(&split);
+    });
     exact::free_types();
 
     long totals[2] = {exact::totals.checks, exact::totals.failures}, sums[2] = {0, 0};

@@ -318,7 +318,7 @@ void persistent(MPI_Comm comm, int starts)
 void force_shm()
 {
     for (const char* c : {"allreduce", "bcast", "allgather", "reduce_scatter_block", "alltoall", "barrier"})
-        if (!loom::tools::set_loom_control("coll_loom_" + std::string(c) + "_algorithm", "shm")) {
+        if (!loom::tools::force_algorithm(c, "shm")) {
             std::fprintf(stderr, "nonblocking_check: cannot force shm for %s through MPI_T\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }

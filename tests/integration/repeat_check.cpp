@@ -3,19 +3,21 @@
 // loom hands a repeat of the last call it decided (same count, root, in-place use, the same
 // predefined datatypes and op, the same forced algorithm) straight on, or serves it with the
 // algorithm decided before, without describing and deciding it again
-// (coll_component/coll_loom_repeat.c). This test makes one random sequence of calls - 80
-// cases (20, each with 3 variants differing in one argument) across allreduce, reduce, reduce_scatter_block, allgather, bcast, barrier, alltoall,
-// gatherv and alltoallv (counts that differ by rank: their handed-on repeats ignore counts),
-// reduce_scatter and allgatherv (per-rank counts the same on every rank: their handed-on repeats
-// are found by the counts' sum, so one variant spreads the same sum differently),
+// (coll_component/coll_loom_repeat.c). This test makes one random sequence of calls - 96
+// cases (24, each with 3 variants differing in one argument) over every collective of
+// algorithms/collectives.def, each call made from its row (call_model.hpp): gatherv, scatterv,
+// alltoallv and alltoallw with counts that differ by rank (their handed-on repeats ignore
+// counts), reduce_scatter and allgatherv with per-rank counts the same on every rank (their
+// handed-on repeats are found by the counts' sum, so one variant spreads the same sum
+// differently),
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
 // not, each case often repeated at once or after other collectives - on two duplicates of
 // MPI_COMM_WORLD in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
 // through MPI_T around each call). Both communicators make the same calls in the same order, so
 // their shared segments appear at the same call; loom's MPI_T counters must show the same
 // decision (served or handed on) for every call on both, and every result is checked against a
-// reference computed here. Now and then the sequence forces an algorithm for the collective of
-// the next call, or stops forcing it (coll_loom_<collective>_algorithm through MPI_T, the same on
+// reference computed here. Now and then the sequence forces an algorithm (any of the registry's)
+// for the collective of the next call, or stops forcing it (coll_loom_<collective>_algorithm through MPI_T, the same on
 // both communicators), so repeats meet a changed forced algorithm. Run it with a rule file that
 // hands some sizes on (rules/repeat.rules) so there are repeats to remember; the test fails if no
 // repeat was handed on, none served, or no call served.
@@ -33,6 +35,7 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "call_model.hpp"
 #include "check_forms.hpp"
 #include "loom_mpi_t.hpp"
 
@@ -57,265 +60,60 @@ void fail(const std::string& what)
     if (failures++ < 20) dprintf(report_fd, "repeat_check FAIL (rank %d): %s\n", rank, what.c_str());
 }
 
-enum Coll {
-    allreduce,
-    reduce,
-    reduce_scatter_block,
-    allgather,
-    bcast,
-    barrier,
-    alltoall,
-    gatherv,
-    alltoallv,
-    reduce_scatter,
-    allgatherv,
-    coll_count
-};
-const char* const names[coll_count] = {"allreduce", "reduce",   "reduce_scatter_block", "allgather",
-                                       "bcast",     "barrier",  "alltoall",             "gatherv",
-                                       "alltoallv", "reduce_scatter", "allgatherv"};
+const auto kAll = loom::all_collectives();
 
-// gatherv's and alltoallv's counts differ from rank to rank (their repeats are decided by the
-// communicator alone, counts left out): rank r's block is count + r % 3 elements, and r sends q
-// count + (r + 2q) % 3 in alltoallv.
-int own_count(int count, int r) { return count + r % 3; }
-int pair_count(int count, int from, int to) { return count + (from + 2 * to) % 3; }
-// reduce_scatter's and allgatherv's counts, the same on every rank: rank r's block is
-// own_count(count, r + shift); shifting spreads the same sum differently.
-std::vector<int> spread_counts(int count, int shift)
+// Makes the call on comm (call_model.hpp: every collective from its row) and checks its result.
+void call(const model::Spec& spec, MPI_Comm comm)
 {
-    std::vector<int> counts(static_cast<std::size_t>(size));
-    for (int q = 0; q < size; ++q) counts[std::size_t(q)] = own_count(count, q + shift);
-    return counts;
+    model::Call call(spec, comm);
+    call.fill(0);
+    loom::tools::call(spec.collective, check::form, call.args);
+    if (const std::string wrong = call.check(0); !wrong.empty()) fail(wrong);
 }
 
-struct Case {
-    Coll coll;
-    int count;
-    MPI_Datatype type;
-    MPI_Op op;
-    int root;
-    bool in_place;
-    int shift = 0; // reduce_scatter, allgatherv: see spread_counts
-    std::string text() const
-    {
-        char type_name[MPI_MAX_OBJECT_NAME];
-        int len = 0;
-        MPI_Type_get_name(type, type_name, &len);
-        return std::string(names[coll]) + " count " + std::to_string(count) + " " + type_name +
-               (op == MPI_MAX ? " max" : " sum") + " root " + std::to_string(root) + (in_place ? " in place" : "") +
-               (shift != 0 ? " counts shifted by " + std::to_string(shift) : "");
-    }
-};
-
-bool reduces(Coll c) { return c == allreduce || c == reduce || c == reduce_scatter_block || c == reduce_scatter; }
-
-// Element i of rank r's input: small integers, exact in every type and under sum.
-int value(int r, long i) { return int((r * 7 + i * 3) % 11) + 1; }
-
-double get(const std::vector<unsigned char>& b, MPI_Datatype t, long i)
+bool rooted(const model::Spec& c) { return loom::rooted(c.collective); }
+// reduce_scatter's and allgatherv's per-rank counts, the same on every rank: their handed-on
+// repeats are found by the counts' sum, which a shift keeps.
+bool shiftable(const model::Spec& c)
 {
-    if (t == MPI_INT) return reinterpret_cast<const int*>(b.data())[i];
-    if (t == MPI_DOUBLE) return reinterpret_cast<const double*>(b.data())[i];
-    if (t == MPI_SHORT) return reinterpret_cast<const short*>(b.data())[i];
-    return reinterpret_cast<const signed char*>(b.data())[i];
+    return loom::per_rank_counts(c.collective) && !loom::counts_differ_by_rank(c.collective);
 }
 
-void set(std::vector<unsigned char>& b, MPI_Datatype t, long i, int v)
-{
-    if (t == MPI_INT)
-        reinterpret_cast<int*>(b.data())[i] = v;
-    else if (t == MPI_DOUBLE)
-        reinterpret_cast<double*>(b.data())[i] = v;
-    else if (t == MPI_SHORT)
-        reinterpret_cast<short*>(b.data())[i] = short(v);
-    else
-        reinterpret_cast<signed char*>(b.data())[i] = static_cast<signed char>(v);
-}
-
-std::vector<unsigned char> buffer(MPI_Datatype t, long n)
-{
-    int bytes = 0;
-    MPI_Type_size(t, &bytes);
-    return std::vector<unsigned char>(std::size_t(std::max(1L, n * bytes)), 0);
-}
-
-// The reduction of element i over every rank.
-int reduced(const Case& c, long i)
-{
-    int r = value(0, i);
-    for (int q = 1; q < size; ++q) r = c.op == MPI_MAX ? std::max(r, value(q, i)) : r + value(q, i);
-    return r;
-}
-
-// Makes the call on comm and checks its result.
-void call(const Case& c, MPI_Comm comm)
-{
-    const long n = c.count, all = long(size) * n;
-    const void* in_place = MPI_IN_PLACE;
-    auto expect = [&](const std::vector<unsigned char>& b, long i, int want) {
-        if (get(b, c.type, i) != want)
-            fail(c.text() + ": element " + std::to_string(i) + " is " + std::to_string(get(b, c.type, i)) +
-                 ", expected " + std::to_string(want));
-    };
-    switch (c.coll) {
-    case allreduce: {
-        auto send = buffer(c.type, n), recv = buffer(c.type, n);
-        for (long i = 0; i < n; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        check::allreduce(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
-        for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
-        break;
-    }
-    case reduce: {
-        const bool root = rank == c.root, here = c.in_place && root;
-        auto send = buffer(c.type, n), recv = buffer(c.type, n);
-        for (long i = 0; i < n; ++i) set(here ? recv : send, c.type, i, value(rank, i));
-        check::reduce(here ? in_place : send.data(), recv.data(), c.count, c.type, c.op, c.root, comm);
-        if (root)
-            for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, i));
-        break;
-    }
-    case reduce_scatter_block: {
-        auto send = buffer(c.type, all), recv = buffer(c.type, c.in_place ? all : n);
-        for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        check::reduce_scatter_block(c.in_place ? in_place : send.data(), recv.data(), c.count, c.type, c.op, comm);
-        for (long i = 0; i < n; ++i) expect(recv, i, reduced(c, rank * n + i));
-        break;
-    }
-    case allgather: {
-        auto send = buffer(c.type, n), recv = buffer(c.type, all);
-        for (long i = 0; i < n; ++i)
-            set(c.in_place ? recv : send, c.type, (c.in_place ? rank * n : 0) + i, value(rank, i));
-        if (c.in_place)
-            check::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
-        else
-            check::allgather(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
-        for (int q = 0; q < size; ++q)
-            for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, i));
-        break;
-    }
-    case bcast: {
-        auto b = buffer(c.type, n);
-        if (rank == c.root)
-            for (long i = 0; i < n; ++i) set(b, c.type, i, value(c.root, i));
-        check::bcast(b.data(), c.count, c.type, c.root, comm);
-        for (long i = 0; i < n; ++i) expect(b, i, value(c.root, i));
-        break;
-    }
-    case barrier: check::barrier(comm); break;
-    case alltoall: {
-        auto send = buffer(c.type, all), recv = buffer(c.type, all);
-        for (long i = 0; i < all; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        if (c.in_place)
-            check::alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), c.count, c.type, comm);
-        else
-            check::alltoall(send.data(), c.count, c.type, recv.data(), c.count, c.type, comm);
-        for (int q = 0; q < size; ++q)
-            for (long i = 0; i < n; ++i) expect(recv, q * n + i, value(q, rank * n + i));
-        break;
-    }
-    case gatherv: {
-        const bool root = rank == c.root, here = c.in_place && root;
-        const auto P = static_cast<std::size_t>(size);
-        std::vector<int> counts(P), displs(P);
-        int total = 0;
-        for (int q = 0; q < size; ++q) counts[std::size_t(q)] = own_count(c.count, q), displs[std::size_t(q)] = total, total += counts[std::size_t(q)];
-        const int mine = counts[std::size_t(rank)];
-        auto send = buffer(c.type, mine), recv = buffer(c.type, total);
-        for (long i = 0; i < mine; ++i) set(here ? recv : send, c.type, (here ? displs[std::size_t(rank)] : 0) + i, value(rank, i));
-        check::gatherv(here ? in_place : send.data(), mine, c.type, recv.data(), counts.data(), displs.data(), c.type,
-                       c.root, comm);
-        for (int q = 0; root && q < size; ++q)
-            for (long i = 0; i < counts[std::size_t(q)]; ++i) expect(recv, displs[std::size_t(q)] + i, value(q, i));
-        break;
-    }
-    case alltoallv: { // in place: the counts made symmetric (MPI's in place sends what it receives)
-        const auto P = static_cast<std::size_t>(size);
-        std::vector<int> sc(P), sd(P), rc(P), rd(P);
-        int out = 0, in = 0;
-        for (int q = 0; q < size; ++q) {
-            sc[std::size_t(q)] = c.in_place ? pair_count(c.count, std::min(rank, q), std::max(rank, q)) : pair_count(c.count, rank, q);
-            rc[std::size_t(q)] = c.in_place ? sc[std::size_t(q)] : pair_count(c.count, q, rank);
-            sd[std::size_t(q)] = out, out += sc[std::size_t(q)];
-            rd[std::size_t(q)] = in, in += rc[std::size_t(q)];
-        }
-        auto send = buffer(c.type, out), recv = buffer(c.type, in);
-        for (int q = 0; q < size; ++q)
-            for (long i = 0; i < sc[std::size_t(q)]; ++i)
-                set(c.in_place ? recv : send, c.type, sd[std::size_t(q)] + i, value(rank + q * size, i));
-        check::alltoallv(c.in_place ? in_place : send.data(), sc.data(), sd.data(), c.type, recv.data(), rc.data(), rd.data(),
-                         c.type, comm);
-        for (int q = 0; q < size; ++q)
-            for (long i = 0; i < rc[std::size_t(q)]; ++i) expect(recv, rd[std::size_t(q)] + i, value(q + rank * size, i));
-        break;
-    }
-    case reduce_scatter: {
-        const auto counts = spread_counts(c.count, c.shift);
-        long total = 0, first = 0; // the whole vector's length; where this rank's block begins
-        for (int q = 0; q < size; ++q) {
-            if (q == rank) first = total;
-            total += counts[std::size_t(q)];
-        }
-        const long mine = counts[std::size_t(rank)];
-        auto send = buffer(c.type, total), recv = buffer(c.type, c.in_place ? total : mine);
-        for (long i = 0; i < total; ++i) set(c.in_place ? recv : send, c.type, i, value(rank, i));
-        check::reduce_scatter(c.in_place ? in_place : send.data(), recv.data(), counts.data(), c.type, c.op, comm);
-        for (long i = 0; i < mine; ++i) expect(recv, i, reduced(c, first + i));
-        break;
-    }
-    case allgatherv: {
-        const auto counts = spread_counts(c.count, c.shift);
-        std::vector<int> displs(counts.size());
-        int total = 0;
-        for (std::size_t q = 0; q < counts.size(); ++q) displs[q] = total, total += counts[q];
-        const int mine = counts[std::size_t(rank)];
-        auto send = buffer(c.type, mine), recv = buffer(c.type, total);
-        for (long i = 0; i < mine; ++i)
-            set(c.in_place ? recv : send, c.type, (c.in_place ? displs[std::size_t(rank)] : 0) + i, value(rank, i));
-        if (c.in_place)
-            check::allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), counts.data(), displs.data(), c.type, comm);
-        else
-            check::allgatherv(send.data(), mine, c.type, recv.data(), counts.data(), displs.data(), c.type, comm);
-        for (int q = 0; q < size; ++q)
-            for (long i = 0; i < counts[std::size_t(q)]; ++i) expect(recv, displs[std::size_t(q)] + i, value(q, i));
-        break;
-    }
-    case coll_count: break;
-    }
-}
-
-// The cases, the same on every rank (a fixed seed): 20 (one of each collective first, then any),
+// The cases, the same on every rank (a fixed seed): 24 (one of each collective first, then any),
 // each followed by three variants that differ in one argument (the datatype, the count, the root,
 // in-place use, or how reduce_scatter's and allgatherv's counts are spread), so that calls alike
 // but for one argument meet each other.
-std::vector<Case> make_cases(std::mt19937& rng)
+std::vector<model::Spec> make_cases(std::mt19937& rng)
 {
     const int counts[] = {0, 1, 2, 5, 16, 64, 300, 2048, 30000};
     const MPI_Datatype reduction_types[] = {MPI_INT, MPI_DOUBLE, MPI_SHORT};
     const MPI_Datatype movement_types[] = {MPI_INT, MPI_DOUBLE, MPI_SIGNED_CHAR};
-    auto type_for = [&](Coll coll) { return reduces(coll) ? reduction_types[rng() % 3] : movement_types[rng() % 3]; };
-    std::vector<Case> cases;
-    for (int k = 0; k < 20; ++k) {
-        Case c{};
-        c.coll = k < coll_count ? Coll(k) : Coll(rng() % coll_count); // every collective, then any
-        c.count = c.coll == barrier ? 0 : counts[rng() % std::size(counts)];
-        c.type = c.coll == barrier ? MPI_INT : type_for(c.coll); // barrier: unused
-        c.op = reduces(c.coll) ? (rng() % 2 ? MPI_MAX : MPI_SUM) : MPI_OP_NULL;
-        c.root = (c.coll == reduce || c.coll == bcast || c.coll == gatherv) && rng() % 2 ? size - 1 : 0;
-        c.in_place = c.coll != bcast && c.coll != barrier && rng() % 3 == 0;
+    auto type_for = [&](loom::Collective c) {
+        return loom::reduces(c) ? reduction_types[rng() % 3] : movement_types[rng() % 3];
+    };
+    std::vector<model::Spec> cases;
+    for (std::size_t k = 0; k < 24; ++k) {
+        model::Spec c{};
+        c.collective = k < kAll.size() ? kAll[k] : kAll[rng() % kAll.size()]; // every collective, then any
+        const bool data = loom::layout(c.collective) != loom::Layout::none;
+        c.count = data ? counts[rng() % std::size(counts)] : 0;
+        c.type = data ? type_for(c.collective) : MPI_INT; // barrier: unused
+        c.op = loom::reduces(c.collective) ? (rng() % 2 ? MPI_MAX : MPI_SUM) : MPI_OP_NULL;
+        c.root = rooted(c) && rng() % 2 ? size - 1 : 0;
+        c.in_place = model::has_in_place(c.collective) && rng() % 3 == 0;
         cases.push_back(c);
         for (int v = 0; v < 3; ++v) {
-            Case d = c;
-            if (c.coll == barrier) {
+            model::Spec d = c;
+            if (!data) {
             } else if (v == 0) {
-                d.type = type_for(c.coll);
+                d.type = type_for(c.collective);
             } else if (v == 1) {
                 d.count = counts[rng() % std::size(counts)];
-            } else if (c.coll == reduce || c.coll == bcast || c.coll == gatherv) {
+            } else if (rooted(c)) {
                 d.root = size - 1 - c.root;
-            } else if (c.coll == reduce_scatter || c.coll == allgatherv) {
+            } else if (shiftable(c)) {
                 d.shift = c.shift + 1; // the same sum of counts, spread differently
-            } else if (c.coll != bcast) {
+            } else if (model::has_in_place(c.collective)) {
                 d.in_place = !c.in_place;
             }
             cases.push_back(d);
@@ -324,25 +122,20 @@ std::vector<Case> make_cases(std::mt19937& rng)
     return cases;
 }
 
-// Two algorithms of each collective to force now and then (every one can serve every case here:
-// the ops are commutative, and shm's segment is made at once when it is forced; cma serves
-// blocking calls only, and hands the others on alike with and without fast repeats).
-const char* const forcible[coll_count][2] = {{"ring", "shm"},
-                                             {"binomial", "shm"},
-                                             {"ring", "halving_doubling"},
-                                             {"ring", "bruck"},
-                                             {"binomial", "scatter_allgather"},
-                                             {"bruck", "recursive_doubling"},
-                                             {"bruck", "shm"},
-                                             {"linear", "cma"},
-                                             {"pairwise", "linear"},
-                                             {"ring", "halving_doubling"},
-                                             {"ring", "bruck"}};
-
-void force(Coll c, const char* algorithm)
+// The algorithms of collective c to force now and then: every one in loom's registry. One that
+// cannot serve a case (cma in an operation, a hierarchical one on one node, ...) hands it on,
+// alike with and without fast repeats; shm's segment is made at once when it is forced.
+std::vector<std::string> forcible(loom::Collective c)
 {
-    const std::string name = "coll_loom_" + std::string(names[c]) + "_algorithm";
-    if (!loom::tools::set_loom_control(name, algorithm)) fail("cannot write " + name);
+    std::vector<std::string> names;
+    for (const loom::Algorithm& a : loom::all_algorithms())
+        if (a.collective == c) names.emplace_back(a.name);
+    return names;
+}
+
+void force(loom::Collective c, const std::string& algorithm)
+{
+    if (!loom::tools::force_algorithm(loom::to_string(c), algorithm)) fail("cannot force " + algorithm + " through MPI_T");
 }
 
 // loom's per-call lines (coll_loom_verbose 2) for communicator `comm` in stderr's file, with the
@@ -384,25 +177,27 @@ int main(int argc, char** argv)
                                                                         : check::Form::blocking;
     }
 
-    loom::tools::LoomCounters counters[coll_count];
-    for (int c = 0; c < coll_count; ++c)
-        if (!counters[c].open(check::form_name(names[c]))) {
+    constexpr std::size_t N = loom::kCollectiveCount;
+    loom::tools::LoomCounters counters[N];
+    for (loom::Collective c : kAll)
+        if (!counters[int(c)].open(check::form_name(std::string(loom::to_string(c)).c_str()))) {
             std::fprintf(stderr, "repeat_check: loom is not loaded\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     // 1 if loom served the call, 0 if it handed it on, -1 if the call never reached a
     // collective component (Open MPI returns at once from a call with no data).
-    auto decided = [&](const Case& c, MPI_Comm comm) {
-        const unsigned long long served = counters[c.coll].served(), declined = counters[c.coll].declined();
+    auto decided = [&](const model::Spec& c, MPI_Comm comm) {
+        auto& counter = counters[int(c.collective)];
+        const unsigned long long served = counter.served(), declined = counter.declined();
         call(c, comm);
-        const unsigned long long ds = counters[c.coll].served() - served, dd = counters[c.coll].declined() - declined;
-        if (ds + dd == 0 && c.count == 0 && c.coll != barrier) return -1;
+        const unsigned long long ds = counter.served() - served, dd = counter.declined() - declined;
+        if (ds + dd == 0 && c.count == 0 && loom::layout(c.collective) != loom::Layout::none) return -1;
         if (ds + dd != 1) fail(c.text() + ": the counters moved by " + std::to_string(ds + dd) + " for one call");
         return int(ds);
     };
 
     std::mt19937 rng(20261126);
-    const std::vector<Case> cases = make_cases(rng);
+    const std::vector<model::Spec> cases = make_cases(rng);
     MPI_Comm fast, full;
     MPI_Comm_dup(MPI_COMM_WORLD, &fast);
     MPI_Comm_dup(MPI_COMM_WORLD, &full);
@@ -423,8 +218,8 @@ int main(int argc, char** argv)
     }
 
     long served = 0, handed_on = 0, repeats_handed_on = 0, repeats_served = 0, forcings = 0;
-    const char* forced[coll_count] = {};
-    int last_case[coll_count], last_served[coll_count];
+    std::string forced[N];
+    int last_case[N], last_served[N];
     std::fill(std::begin(last_case), std::end(last_case), -1);
     std::fill(std::begin(last_served), std::end(last_served), -1);
     int k = int(rng() % cases.size());
@@ -434,15 +229,17 @@ int main(int argc, char** argv)
         const unsigned pick = rng() % 4;
         if (pick == 2) k = k / 4 * 4 + int(rng() % 4);
         if (pick == 3) k = int(rng() % cases.size());
-        const Case& c = cases[std::size_t(k)];
-        // One step in eight changes what is forced for this collective: nothing, or one of two.
+        const model::Spec& c = cases[std::size_t(k)];
+        const int coll = int(c.collective);
+        // One step in eight changes what is forced for this collective: nothing, or any algorithm.
         if (rng() % 8 == 0) {
-            const unsigned which = rng() % 3;
-            const char* algorithm = which == 2 ? "" : forcible[c.coll][which];
-            if (std::strcmp(algorithm, forced[c.coll] != nullptr ? forced[c.coll] : "") != 0) {
-                force(c.coll, algorithm);
-                forced[c.coll] = algorithm;
-                last_case[c.coll] = -1; // a call after the change is no repeat
+            const auto names = forcible(c.collective);
+            const unsigned which = unsigned(rng() % (names.size() + 1));
+            const std::string algorithm = which == names.size() ? "" : names[which];
+            if (algorithm != forced[coll]) {
+                force(c.collective, algorithm);
+                forced[coll] = algorithm;
+                last_case[coll] = -1; // a call after the change is no repeat
                 ++forcings;
             }
         }
@@ -456,15 +253,15 @@ int main(int argc, char** argv)
                  " with coll_loom_fast_repeats 1 but " + outcome(on_full) + " with 0");
         if (on_fast < 0) continue;
         (on_fast ? served : handed_on) += 1;
-        if (last_case[c.coll] == k && last_served[c.coll] == on_fast) ++(on_fast ? repeats_served : repeats_handed_on);
-        last_case[c.coll] = k;
-        last_served[c.coll] = on_fast;
+        if (last_case[coll] == k && last_served[coll] == on_fast) ++(on_fast ? repeats_served : repeats_handed_on);
+        last_case[coll] = k;
+        last_served[coll] = on_fast;
     }
     if (served == 0) fail("loom served no call: the test proves nothing");
     if (repeats_handed_on == 0) fail("no repeat of a handed-on call was made: the test proves nothing");
     if (repeats_served == 0) fail("no repeat of a served call was made: the test proves nothing");
-    for (int c = 0; c < coll_count; ++c)
-        if (forced[c] != nullptr) force(Coll(c), "");
+    for (loom::Collective c : kAll)
+        if (!forced[int(c)].empty()) force(c, "");
 
     if (compare_lines) {
         std::fflush(stderr);

@@ -1,6 +1,8 @@
 // shm_check: the shared-memory family under mpirun, with shm forced (through MPI_T) for every
-// collective it implements: allreduce, reduce, bcast, barrier, allgather, allgatherv and
-// reduce_scatter_block.
+// collective of collectives.def it implements (allreduce, reduce, bcast, barrier, allgather,
+// allgatherv, reduce_scatter_block, alltoall), and with --family cma the single-copy family
+// where the registry has it (every collective but scan and exscan), shm elsewhere. Rank 0
+// names the collectives that have neither (tested(), shm_check_calls.cpp).
 //
 //   1. Interleaving: calls of different collectives back to back, alternating between
 //      MPI_COMM_WORLD, a dup and a split, with no synchronisation between them (each rank
@@ -37,6 +39,8 @@
 // The parts: shm_check_segments.cpp (the segment checks), shm_check_calls.cpp (the calls and
 // their checks, loom through MPI_T); shm_check.hpp declares what they share.
 #include "shm_check.hpp"
+
+#include "call_model.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -77,12 +81,12 @@ void interleaving(std::vector<Comm*>& comms)
     // Two rounds of every (collective, communicator, size, in place) in a shuffled order...
     for (int round = 0; round < 2; ++round) {
         std::vector<Case> all;
-        for (int coll = 0; coll < kCollCount; ++coll)
+        for (Coll coll : tested())
             for (int comm = 0; comm < int(comms.size()); ++comm)
                 for (int size_class = 0; size_class < kSizeClasses; ++size_class)
                     for (bool in_place : {false, true}) {
-                        if (in_place && (coll == kBcast || coll == kBarrier)) continue;
-                        all.push_back(Case{Coll(coll), comm, size_class, in_place, 0});
+                        if (in_place && !model::has_in_place(coll)) continue;
+                        all.push_back(Case{coll, comm, size_class, in_place, 0});
                     }
         shuffle(all, rng);
         for (Case& k : all) {
@@ -93,9 +97,10 @@ void interleaving(std::vector<Comm*>& comms)
     // ...then many small calls in a random order: the collective and communicator change at
     // nearly every call, and fast ranks run ahead into the next call while slow ones finish.
     for (int i = 0; i < 600; ++i) {
-        const Case k{Coll(rng() % kCollCount), int(rng() % comms.size()), int(rng() % 4), rng() % 2 == 0, salt++};
+        const Case k{tested()[rng() % tested().size()], int(rng() % comms.size()), int(rng() % 4), rng() % 2 == 0,
+                     salt++};
         run_case(*comms[std::size_t(k.comm)],
-                 Case{k.coll, k.comm, k.size_class, k.in_place && k.coll != kBcast && k.coll != kBarrier, k.salt});
+                 Case{k.coll, k.comm, k.size_class, k.in_place && model::has_in_place(k.coll), k.salt});
     }
 }
 
@@ -104,8 +109,9 @@ void interleaving(std::vector<Comm*>& comms)
 // The first shm call on a new communicator (which sets up its segment), with a check.
 void first_call(Comm& c, int i)
 {
-    const Coll coll = Coll(i % kCollCount);
-    run_case(c, Case{coll, 0, 1 + i % 3, (i / kCollCount) % 2 == 0 && coll != kBcast && coll != kBarrier, 100000 + i});
+    const int n = int(tested().size());
+    const Coll coll = tested()[std::size_t(i % n)];
+    run_case(c, Case{coll, 0, 1 + i % 3, (i / n) % 2 == 0 && model::has_in_place(coll), 100000 + i});
 }
 
 void churn(Comm& world, const std::vector<const Comm*>& others, int iterations, int keep_leaking, int& peak)
@@ -123,7 +129,7 @@ void churn(Comm& world, const std::vector<const Comm*>& others, int iterations, 
         MPI_Comm dup;
         MPI_Comm_dup(world.comm, &dup);
         Comm d = make_comm(dup, "churn dup " + std::to_string(i));
-        run_case(d, Case{kAllreduce, 0, 1 + i % 3, i % 2 == 0, 200000 + i});
+        run_case(d, Case{Coll::allreduce, 0, 1 + i % 3, i % 2 == 0, 200000 + i});
         if (i % 10 == 3) { // a split of a held communicator or of the world, with varying colours
             Comm& parent = held.empty() || i % 20 == 3 ? world : held[rng() % held.size()];
             const int colours = 1 + (i / 10) % 3;
@@ -131,7 +137,7 @@ void churn(Comm& world, const std::vector<const Comm*>& others, int iterations, 
             MPI_Comm_split(parent.comm, (parent.rank + i) % colours, i % 4 < 2 ? parent.rank : -parent.rank, &split);
             Comm s = make_comm(split, "churn split " + std::to_string(i));
             first_call(s, i);
-            run_case(s, Case{kBarrier, 0, 0, false, 300000 + i});
+            run_case(s, Case{Coll::barrier, 0, 0, false, 300000 + i});
             free_comm(s);
         }
         if (i % 50 == 7 && !held.empty()) { // a dup of a dup
@@ -194,7 +200,7 @@ void write_pid(const char* dir)
     int salt = 1;
     for (int size_class : {1, 5, 7})
         for (Comm* c : {&world, &d})
-            for (Coll coll : {kAllreduce, kBcast, kAllgather, kBarrier})
+            for (Coll coll : {Coll::allreduce, Coll::bcast, Coll::allgather, Coll::barrier})
                 run_case(*c, Case{coll, 0, size_class, false, salt++});
     check_segments({&world, &d}, "before the abort");
     if (failures != 0) {
@@ -232,7 +238,7 @@ void write_pid(const char* dir)
                 std::fflush(stdout);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
-            run_case(f, Case{kAllreduce, 0, 7, false, salt++}); // never returns: rank 1 is gone
+            run_case(f, Case{Coll::allreduce, 0, 7, false, salt++}); // never returns: rank 1 is gone
         }
         if (!in_setup && world_rank == 1 && i == 5) {
             std::printf("shm_check --abort: rank 1: MPI_Abort now\n");
@@ -240,10 +246,10 @@ void write_pid(const char* dir)
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
         // Multi-chunk calls, alternating communicators: the others wait inside them.
-        run_case(world, Case{kAllreduce, 0, 7, false, salt++});
-        run_case(d, Case{kBcast, 0, 6, false, salt++});
-        run_case(world, Case{kAllgather, 0, 5, i % 2 == 0, salt++});
-        run_case(d, Case{kReduceScatterBlock, 0, 6, false, salt++});
+        run_case(world, Case{Coll::allreduce, 0, 7, false, salt++});
+        run_case(d, Case{Coll::bcast, 0, 6, false, salt++});
+        run_case(world, Case{Coll::allgather, 0, 5, i % 2 == 0, salt++});
+        run_case(d, Case{Coll::reduce_scatter_block, 0, 6, false, salt++});
         if (seconds_since(start) > 60) {
             std::fprintf(stderr, "shm_check FAIL (rank %d): still running 60 s after rank 1's MPI_Abort\n", world_rank);
             std::_Exit(1);
@@ -296,6 +302,14 @@ int main(int argc, char** argv)
     std::vector<Comm*> comms = {&world, &d, &s};
     open_counters();
     force_shm();
+    if (world_rank == 0) {
+        std::string untested;
+        for (Coll c : loom::all_collectives())
+            if (forced_for(c).empty()) untested += " " + std::string(loom::to_string(c));
+        if (!untested.empty())
+            std::printf("shm_check: not tested (no %s algorithm in loom's registry):%s\n",
+                        family == "shm" ? "shm" : (family + " or shm").c_str(), untested.c_str());
+    }
 
     const auto t0 = Clock::now();
     interleaving(comms);

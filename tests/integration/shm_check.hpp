@@ -6,25 +6,15 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "registry.hpp"
+
 #include <chrono>
 #include <string>
 #include <vector>
 
 namespace shm_check {
 
-enum Coll {
-    kAllreduce,
-    kReduce,
-    kBcast,
-    kBarrier,
-    kAllgather,
-    kAllgatherv,
-    kReduceScatterBlock,
-    kAlltoall,
-    kCollCount
-};
-inline constexpr const char* kCollName[kCollCount] = {
-    "allreduce", "reduce", "bcast", "barrier", "allgather", "allgatherv", "reduce_scatter_block", "alltoall"};
+using Coll = loom::Collective;
 
 // This process's place in MPI_COMM_WORLD and its tallies (shm_check.cpp).
 extern int world_rank, world_size;
@@ -57,11 +47,16 @@ int check_segments(const std::vector<const Comm*>& live, const std::string& when
 
 // ---- the calls and their checks (shm_check_calls.cpp) ----
 
-// loom through MPI_T: its counters (MPI_Abort if loom is not loaded), and shm forced for
-// every collective of kCollName.
-void open_counters();
-// Forces `family` ("shm", or "cma" where the registry has it) for every collective.
+// The collectives under test: every row of collectives.def whose algorithms in loom's registry
+// include `family` or shm (the others have neither: rank 0 names them, tested() leaves them out).
 extern std::string family;
+const std::vector<Coll>& tested();
+// What each collective of tested() is forced to: `family` where the registry has it, else shm
+// (the same segment serves both: cma's calls interleave with shm's).
+std::string forced_for(Coll c);
+// loom through MPI_T: its counters (MPI_Abort if loom is not loaded), and forced_for() forced
+// for every collective of tested().
+void open_counters();
 void force_shm();
 
 // Size classes: indices into shm_check_calls.cpp's element and byte counts.

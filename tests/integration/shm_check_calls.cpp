@@ -3,13 +3,17 @@
 // shm (or with --family cma, cma where it exists) forced for every collective through MPI_T.
 #include "shm_check.hpp"
 
+#include "call_model.hpp"
 #include "loom_mpi_t.hpp"
+#include "mpi_call.hpp"
 #include "registry.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace shm_check {
@@ -17,35 +21,49 @@ namespace shm_check {
 // ---- loom through MPI_T ----
 
 namespace {
-loom::tools::LoomCounters counters[kCollCount];
+loom::tools::LoomCounters counters[loom::kCollectiveCount];
+std::string name(Coll c) { return std::string(loom::to_string(c)); }
 } // namespace
+
+std::string family = "shm";
+
+std::string forced_for(Coll c)
+{
+    std::string forced;
+    for (const loom::Algorithm& a : loom::all_algorithms())
+        if (a.collective == c && (a.name == family || (a.name == "shm" && forced.empty()))) forced = a.name;
+    return forced;
+}
+
+const std::vector<Coll>& tested()
+{
+    static const std::vector<Coll> list = [] {
+        std::vector<Coll> l;
+        for (Coll c : loom::all_collectives())
+            if (!forced_for(c).empty()) l.push_back(c);
+        return l;
+    }();
+    return list;
+}
 
 void open_counters()
 {
-    for (int c = 0; c < kCollCount; ++c)
-        if (!counters[c].open(kCollName[c])) {
+    for (Coll c : tested())
+        if (!counters[int(c)].open(name(c))) {
             std::fprintf(stderr, "shm_check FAIL: loom's MPI_T counters for %s are missing: loom is not loaded\n",
-                         kCollName[c]);
+                         name(c).c_str());
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
 }
 
-std::string family = "shm";
-
 void force_shm()
 {
-    for (const char* coll : kCollName) {
-        const std::string var = std::string("coll_loom_") + coll + "_algorithm";
-        // The family asked for where the registry has it for this collective, else shm (the
-        // same segment serves both: cma's calls interleave with shm's).
-        std::string name = "shm";
-        for (const loom::Algorithm& a : loom::all_algorithms())
-            if (loom::to_string(a.collective) == coll && a.name == family) name = family;
-        if (!loom::tools::set_loom_control(var, name.c_str())) {
-            std::fprintf(stderr, "shm_check FAIL: cannot set %s through MPI_T\n", var.c_str());
+    for (Coll c : tested())
+        if (!loom::tools::force_algorithm(loom::to_string(c), forced_for(c))) {
+            std::fprintf(stderr, "shm_check FAIL: cannot force %s for %s through MPI_T\n", forced_for(c).c_str(),
+                         name(c).c_str());
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-    }
 }
 
 namespace {
@@ -55,7 +73,7 @@ namespace {
 template <class F>
 void counted(Comm& c, Coll coll, bool reaches_loom, const std::string& what, F&& call)
 {
-    auto& k = counters[coll];
+    auto& k = counters[int(coll)];
     const auto served0 = k.served(), declined0 = k.declined();
     call();
     ++cases;
@@ -115,9 +133,8 @@ static_assert(kSizeClasses == int(sizeof kBytes / sizeof kBytes[0]));
 
 std::string describe(const Comm& c, const Case& k, const char* type)
 {
-    return std::string(kCollName[k.coll]) + " on " + c.name + " (size " + std::to_string(c.size) + "), " +
-           std::to_string(k.coll == kBcast || k.coll == kAllgather || k.coll == kAlltoall ? kBytes[k.size_class]
-                                                                                          : kCounts[k.size_class]) +
+    return name(k.coll) + " on " + c.name + " (size " + std::to_string(c.size) + "), " +
+           std::to_string(std::string_view(type) == "byte" ? kBytes[k.size_class] : kCounts[k.size_class]) +
            " x " + type + (k.in_place ? ", in place" : "") + ", salt " + std::to_string(k.salt);
 }
 
@@ -129,7 +146,7 @@ void run_allreduce(Comm& c, const Case& k, MPI_Op op, const char* type)
     for (std::size_t i = 0; i < n; ++i) send[i] = T(ival(k.salt, c.rank, i));
     if (k.in_place) std::copy(send.begin(), send.end(), recv.begin());
     const std::string what = describe(c, k, type);
-    counted(c, kAllreduce, n != 0, what, [&] {
+    counted(c, Coll::allreduce, n != 0, what, [&] {
         MPI_Allreduce(k.in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op, c.comm);
     });
     for (std::size_t i = 0; i < n; ++i)
@@ -149,7 +166,7 @@ void run_reduce(Comm& c, const Case& k, MPI_Op op, const char* type)
     for (std::size_t i = 0; i < n; ++i) send[i] = T(ival(k.salt, c.rank, i));
     if (root_in_place) std::copy(send.begin(), send.end(), recv.begin());
     const std::string what = describe(c, k, type) + ", root " + std::to_string(root);
-    counted(c, kReduce, n != 0, what, [&] {
+    counted(c, Coll::reduce, n != 0, what, [&] {
         MPI_Reduce(root_in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op, root, c.comm);
     });
     if (c.rank == root) {
@@ -170,7 +187,7 @@ void run_reduce_scatter_block(Comm& c, const Case& k, MPI_Op op, const char* typ
     for (std::size_t i = 0; i < total; ++i) send[i] = T(ival(k.salt, c.rank, i));
     if (k.in_place) recv = send;
     const std::string what = describe(c, k, type);
-    counted(c, kReduceScatterBlock, n != 0, what, [&] {
+    counted(c, Coll::reduce_scatter_block, n != 0, what, [&] {
         MPI_Reduce_scatter_block(k.in_place ? MPI_IN_PLACE : send.data(), recv.data(), int(n), mpi_type<T>(), op,
                                  c.comm);
     });
@@ -192,7 +209,7 @@ void run_bcast(Comm& c, const Case& k)
     if (c.rank == root)
         for (std::size_t i = 0; i < n; ++i) buf[i] = bval(k.salt, root, i);
     const std::string what = describe(c, k, "byte") + ", root " + std::to_string(root);
-    counted(c, kBcast, n != 0, what, [&] { MPI_Bcast(buf.data(), int(n), MPI_BYTE, root, c.comm); });
+    counted(c, Coll::bcast, n != 0, what, [&] { MPI_Bcast(buf.data(), int(n), MPI_BYTE, root, c.comm); });
     for (std::size_t i = 0; i < n; ++i)
         if (buf[i] != bval(k.salt, root, i)) return fail(what + ": wrong byte " + std::to_string(i));
     if (buf[n] != 0x5A) fail(what + ": wrote past the end");
@@ -206,7 +223,7 @@ void run_allgather(Comm& c, const Case& k)
     for (std::size_t i = 0; i < n; ++i) send[i] = bval(k.salt, c.rank, i);
     if (k.in_place) std::copy(send.begin(), send.end(), recv.begin() + std::ptrdiff_t(std::size_t(c.rank) * n));
     const std::string what = describe(c, k, "byte");
-    counted(c, kAllgather, n != 0, what, [&] {
+    counted(c, Coll::allgather, n != 0, what, [&] {
         MPI_Allgather(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE, c.comm);
     });
     for (std::size_t q = 0; q < P; ++q)
@@ -225,7 +242,7 @@ void run_alltoall(Comm& c, const Case& k)
     for (std::size_t i = 0; i < n * P; ++i) send[i] = bval(k.salt, c.rank, i);
     if (k.in_place) std::copy(send.begin(), send.end(), recv.begin());
     const std::string what = describe(c, k, "byte");
-    counted(c, kAlltoall, n != 0, what, [&] {
+    counted(c, Coll::alltoall, n != 0, what, [&] {
         MPI_Alltoall(k.in_place ? MPI_IN_PLACE : send.data(), int(n), MPI_BYTE, recv.data(), int(n), MPI_BYTE, c.comm);
     });
     for (std::size_t q = 0; q < P; ++q)
@@ -256,7 +273,7 @@ void run_allgatherv(Comm& c, const Case& k)
     if (k.in_place) std::copy(send.begin(), send.end(), recv.begin() + displs[std::size_t(c.rank)]);
     const std::string what = describe(c, k, "int") + (gaps ? ", gaps" : ", dense");
     // Open MPI 4.1's MPI layer returns early when every count is 0.
-    counted(c, kAllgatherv, base != 0, what, [&] {
+    counted(c, Coll::allgatherv, base != 0, what, [&] {
         MPI_Allgatherv(k.in_place ? MPI_IN_PLACE : send.data(), int(mine), MPI_INT, recv.data(), counts.data(),
                        displs.data(), MPI_INT, c.comm);
     });
@@ -272,8 +289,59 @@ void run_allgatherv(Comm& c, const Case& k)
 
 void run_barrier(Comm& c, const Case& k)
 {
-    counted(c, kBarrier, true, describe(c, k, "-"), [&] { MPI_Barrier(c.comm); });
+    counted(c, Coll::barrier, true, describe(c, k, "-"), [&] { MPI_Barrier(c.comm); });
 }
+
+// Any other collective, made from its row (call_model.hpp): ints, summed or maxed, at least
+// one per block (a count of 0 may end in Open MPI's MPI layer on some ranks and not others),
+// v-blocks spread by the salt and apart with gaps on odd salts, the root chosen by the salt.
+void run_from_row(Comm& c, const Case& k, MPI_Op op)
+{
+    const model::Spec spec{.collective = k.coll, .count = std::max(1, int(kCounts[k.size_class])), .type = MPI_INT,
+                           .op = op, .root = k.salt % c.size, .in_place = k.in_place, .shift = k.salt % 3,
+                           .gaps = k.salt % 2 != 0};
+    model::Call call(spec, c.comm);
+    call.fill(k.salt);
+    const std::string what = c.name + " (size " + std::to_string(c.size) + "), " + spec.text() + ", salt " +
+                             std::to_string(k.salt);
+    counted(c, k.coll, true, what, [&] { loom::tools::call(k.coll, loom::tools::Form::blocking, call.args); });
+    if (const std::string wrong = call.check(k.salt); !wrong.empty()) fail(c.name + ": " + wrong);
+}
+
+// The collectives with calls of their own here: element and byte kinds, gaps, guards past the end.
+using Run = void (*)(Comm&, const Case&, MPI_Op, Kind);
+template <template <class> class F>
+Run by_kind()
+{
+    return [](Comm& c, const Case& k, MPI_Op op, Kind kind) {
+        kind == kDoubleSum ? F<double>::run(c, k, op, kKindName[kind]) : F<int>::run(c, k, op, kKindName[kind]);
+    };
+}
+template <class T>
+struct Allreduce {
+    static void run(Comm& c, const Case& k, MPI_Op op, const char* type) { run_allreduce<T>(c, k, op, type); }
+};
+template <class T>
+struct Reduce {
+    static void run(Comm& c, const Case& k, MPI_Op op, const char* type) { run_reduce<T>(c, k, op, type); }
+};
+template <class T>
+struct ReduceScatterBlock {
+    static void run(Comm& c, const Case& k, MPI_Op op, const char* type)
+    {
+        run_reduce_scatter_block<T>(c, k, op, type);
+    }
+};
+const std::pair<Coll, Run> kOwnCalls[] = {
+    {Coll::allreduce, by_kind<Allreduce>()},
+    {Coll::reduce, by_kind<Reduce>()},
+    {Coll::reduce_scatter_block, by_kind<ReduceScatterBlock>()},
+    {Coll::bcast, [](Comm& c, const Case& k, MPI_Op, Kind) { run_bcast(c, k); }},
+    {Coll::allgather, [](Comm& c, const Case& k, MPI_Op, Kind) { run_allgather(c, k); }},
+    {Coll::allgatherv, [](Comm& c, const Case& k, MPI_Op, Kind) { run_allgatherv(c, k); }},
+    {Coll::alltoall, [](Comm& c, const Case& k, MPI_Op, Kind) { run_alltoall(c, k); }},
+    {Coll::barrier, [](Comm& c, const Case& k, MPI_Op, Kind) { run_barrier(c, k); }},
+};
 
 } // namespace
 
@@ -281,23 +349,9 @@ void run_case(Comm& c, const Case& k)
 {
     const Kind kind = Kind(k.salt % kKindCount);
     const MPI_Op op = kind == kIntMax ? MPI_MAX : MPI_SUM;
-    switch (k.coll) {
-    case kAllreduce:
-        return kind == kDoubleSum ? run_allreduce<double>(c, k, op, kKindName[kind])
-                                  : run_allreduce<int>(c, k, op, kKindName[kind]);
-    case kReduce:
-        return kind == kDoubleSum ? run_reduce<double>(c, k, op, kKindName[kind])
-                                  : run_reduce<int>(c, k, op, kKindName[kind]);
-    case kReduceScatterBlock:
-        return kind == kDoubleSum ? run_reduce_scatter_block<double>(c, k, op, kKindName[kind])
-                                  : run_reduce_scatter_block<int>(c, k, op, kKindName[kind]);
-    case kBcast: return run_bcast(c, k);
-    case kAllgather: return run_allgather(c, k);
-    case kAllgatherv: return run_allgatherv(c, k);
-    case kAlltoall: return run_alltoall(c, k);
-    case kBarrier: return run_barrier(c, k);
-    case kCollCount: break;
-    }
+    for (const auto& [coll, run] : kOwnCalls)
+        if (coll == k.coll) return run(c, k, op, kind);
+    run_from_row(c, k, op);
 }
 
 } // namespace shm_check

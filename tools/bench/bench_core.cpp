@@ -2,7 +2,7 @@
 // of the tools that time collectives.
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
-#include "mpi_persistent.hpp"
+#include "mpi_call.hpp"
 
 #include "bench_core.hpp"
 
@@ -190,22 +190,19 @@ void equal_blocks(Buffers& b, int n)
     for (int q = 0; q < P; ++q) b.displs[std::size_t(q)] = q * n;
 }
 
-// A case's arguments before the communicator, per MPI signature class (collectives.def): doubles
-// summed (reductions, root 0) or bytes (data movement, root 0), equal blocks for per-rank counts
-// (b's, made by equal_blocks before the call). s, d, n and b are the caller's send and receive
-// buffers, count and Buffers.
-#define BENCH_ARGS_reduction s, d, n, MPI_DOUBLE, MPI_SUM,
-#define BENCH_ARGS_rooted_reduction s, d, n, MPI_DOUBLE, MPI_SUM, 0,
-#define BENCH_ARGS_reduction_v s, d, b.counts.data(), MPI_DOUBLE, MPI_SUM,
-#define BENCH_ARGS_exchange s, n, MPI_BYTE, d, n, MPI_BYTE,
-#define BENCH_ARGS_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
-#define BENCH_ARGS_rooted_exchange s, n, MPI_BYTE, d, n, MPI_BYTE, 0,
-#define BENCH_ARGS_rooted_exchange_v s, n, MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE, 0,
-#define BENCH_ARGS_scatter_v s, b.counts.data(), b.displs.data(), MPI_BYTE, d, n, MPI_BYTE, 0,
-#define BENCH_ARGS_exchange_vv s, b.counts.data(), b.displs.data(), MPI_BYTE, d, b.counts.data(), b.displs.data(), MPI_BYTE,
-#define BENCH_ARGS_exchange_w s, b.counts.data(), b.displs.data(), b.types.data(), d, b.counts.data(), b.displs.data(), b.types.data(),
-#define BENCH_ARGS_broadcast d, n, MPI_BYTE, 0,
-#define BENCH_ARGS_sync
+// A case's arguments: doubles summed (reductions) or bytes (data movement), root 0, equal
+// blocks for per-rank counts (made by equal_blocks); each signature class takes its own
+// (mpi_call.hpp). bcast's buffer is the receive buffer.
+loom::tools::CallArgs call_args(const Case& k, Buffers& b)
+{
+    const int n = int(k.count);
+    if (per_rank_counts(k.collective)) equal_blocks(b, n);
+    const MPI_Datatype type = reduces(k.collective) ? MPI_DOUBLE : MPI_BYTE;
+    return {.sbuf = b.send.data(), .rbuf = b.recv.data(), .count = n, .scount = n, .rcount = n, .type = type,
+            .stype = type, .rtype = type, .op = MPI_SUM, .root = 0, .scounts = b.counts.data(),
+            .sdispls = b.displs.data(), .rcounts = b.counts.data(), .rdispls = b.displs.data(),
+            .stypes = b.types.data(), .rtypes = b.types.data(), .comm = MPI_COMM_WORLD};
+}
 } // namespace
 
 namespace {
@@ -256,20 +253,8 @@ void start_once(const Case& k, Buffers& b, MPI_Request* r) { make_request(k, b, 
 namespace {
 void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
 {
-    const int n = int(k.count);
-    void* s = b.send.data();
-    void* d = b.recv.data();
-    const MPI_Comm w = MPI_COMM_WORLD;
-    const MPI_Info i = MPI_INFO_NULL;
-    if (per_rank_counts(k.collective)) equal_blocks(b, n);
-    switch (k.collective) {
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                           \
-    case Collective::name:                                                                                     \
-        persistent ? PERSISTENT(Mpi)(BENCH_ARGS_##S w, i, r) : MPI_I##name(BENCH_ARGS_##S w, r);              \
-        break;
-#include "collectives.def"
-#undef LOOM_COLLECTIVE
-    }
+    using loom::tools::Form;
+    loom::tools::start_call(k.collective, persistent ? Form::persistent : Form::nonblocking, call_args(k, b), r);
 }
 } // namespace
 
@@ -282,17 +267,7 @@ void call_once(const Case& k, Buffers& b)
         run.wait(&r);
         return;
     }
-    const int n = int(k.count);
-    void* s = b.send.data();
-    void* d = b.recv.data();
-    const MPI_Comm w = MPI_COMM_WORLD;
-    if (per_rank_counts(k.collective)) equal_blocks(b, n);
-    switch (k.collective) {
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi) \
-    case Collective::name: MPI_##Mpi(BENCH_ARGS_##S w); break;
-#include "collectives.def"
-#undef LOOM_COLLECTIVE
-    }
+    loom::tools::call(k.collective, loom::tools::Form::blocking, call_args(k, b));
 }
 
 namespace {

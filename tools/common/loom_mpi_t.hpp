@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom::tools {
@@ -124,6 +125,21 @@ inline std::optional<std::string> loom_control(const std::string& name)
         return true;
     });
     return result;
+}
+
+// The control variable that forces an algorithm for `collective` (loom::to_string's name):
+// coll_loom_<collective>_algorithm.
+inline std::string algorithm_control(std::string_view collective)
+{
+    return "coll_loom_" + std::string(collective) + "_algorithm";
+}
+
+// Forces `algorithm` for the next calls of `collective` ("": loom's own choice again;
+// "fallback": hand every call on), the way users force one. Every rank must force alike,
+// between collectives. False if loom is not loaded.
+inline bool force_algorithm(std::string_view collective, const std::string& algorithm)
+{
+    return set_loom_control(algorithm_control(collective), algorithm.c_str());
 }
 
 } // namespace loom::tools

@@ -9,13 +9,15 @@
 //
 //   loom-mapped-bench [--np 2] [--bytes 64K,256K,1M,4M,16M] [--repeats 5] [--time 0.02]
 //
-// Per collective (allreduce, reduce_scatter_block, allgather, bcast; doubles, sum) and size
+// Per collective with a cma algorithm the bound covers (kTimed: allreduce,
+// reduce_scatter_block, allgather, bcast; doubles, sum) and size
 // (loom's message size, as loom-bench's), the median over --repeats runs of about --time
 // seconds each of: the bound (every thread copying and reducing what the formula of
 // tools/bench/bound.hpp counts, all at once), cma through the mapping, cma over CMA;
 // microseconds per call, and each as % of the bound.
 #include "inproc_transport.hpp"
 #include "reduce_kernels.hpp"
+#include "registry.hpp"
 #include "shm.hpp"
 #include "single_copy.hpp"
 #include "size_text.hpp"
@@ -36,49 +38,60 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-enum class Coll { allreduce, reduce_scatter_block, allgather, bcast };
-const char* name(Coll c)
-{
-    switch (c) {
-    case Coll::allreduce: return "allreduce";
-    case Coll::reduce_scatter_block: return "reduce_scatter_block";
-    case Coll::allgather: return "allgather";
-    case Coll::bcast: return "bcast";
-    }
-    return "";
-}
-
-// What rank r does once, for contender `what` (0: the bound's copy and reduce, 1: cma mapped,
-// 2: cma over CMA), on buffers of the message size S.
 struct Buffers {
     std::vector<double> send, recv, scratch;
 };
 
-void once(Coll c, int what, InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S)
+// A collective the bench times: its cma algorithm, and the bound's work for it (bound.hpp's
+// formulas: reduce and copy (P-1) blocks, reduce them, copy S, copy S with the root idle).
+struct Timed {
+    Collective collective;
+    void (*cma)(InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S); // S: the message size
+    bool reduce_others, copy_others, copy_all, root_idle;
+};
+
+const Reduction& sum() { static const Reduction r = *find_kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE); return r; }
+
+const Timed kTimed[] = {
+    {Collective::allreduce,
+     [](InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S) {
+         cma_allreduce(net, mem, AllreduceArgs{b.send.data(), b.recv.data(), S / sizeof(double), sum()});
+     },
+     true, true, false, false},
+    {Collective::reduce_scatter_block,
+     [](InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S) {
+         const auto P = std::size_t(net.size());
+         cma_reduce_scatter(net, mem,
+                            ReduceScatterArgs{b.send.data(), b.recv.data(),
+                                              std::vector<std::size_t>(P, S / sizeof(double) / P), sum()});
+     },
+     true, false, false, false},
+    {Collective::allgather,
+     [](InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S) {
+         const auto P = std::size_t(net.size());
+         cma_allgather(net, mem,
+                       AllgatherArgs{b.send.data(), b.recv.data(),
+                                     std::vector<std::size_t>(P, S / sizeof(double) / P * sizeof(double))});
+     },
+     false, false, true, false},
+    {Collective::bcast,
+     [](InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S) {
+         cma_bcast(net, mem, BcastArgs{b.recv.data(), S, 0});
+     },
+     false, false, true, true},
+};
+
+// What rank r does once, for contender `what` (0: the bound's copy and reduce, 1: cma mapped,
+// 2: cma over CMA), on buffers of the message size S.
+void once(const Timed& t, int what, InprocTransport& net, HostMemory& mem, Buffers& b, std::size_t S)
 {
     const int P = net.size(), r = net.rank();
-    const Reduction sum = *find_kernel(LOOM_OP_SUM, LOOM_TYPE_DOUBLE);
     const std::size_t n = S / sizeof(double), block = n / std::size_t(P);
-    if (what == 0) { // bound.hpp's formulas: reduce and copy (P-1) b, copy S, copy S (root idle)
-        const std::size_t other = (n - block) * sizeof(double);
-        if (c == Coll::allreduce || c == Coll::reduce_scatter_block)
-            mem.reduce(sum, b.send.data(), b.scratch.data(), other / sizeof(double));
-        if (c == Coll::allreduce) mem.copy(b.recv.data(), b.scratch.data(), other);
-        if (c == Coll::allgather || (c == Coll::bcast && r != 0)) mem.copy(b.recv.data(), b.scratch.data(), S);
-        return;
-    }
-    switch (c) {
-    case Coll::allreduce: cma_allreduce(net, mem, AllreduceArgs{b.send.data(), b.recv.data(), n, sum}); break;
-    case Coll::reduce_scatter_block:
-        cma_reduce_scatter(net, mem,
-                           ReduceScatterArgs{b.send.data(), b.recv.data(), std::vector<std::size_t>(P, block), sum});
-        break;
-    case Coll::allgather:
-        cma_allgather(net, mem,
-                      AllgatherArgs{b.send.data(), b.recv.data(), std::vector<std::size_t>(P, block * sizeof(double))});
-        break;
-    case Coll::bcast: cma_bcast(net, mem, BcastArgs{b.recv.data(), S, 0}); break;
-    }
+    if (what != 0) return t.cma(net, mem, b, S);
+    const std::size_t other = (n - block) * sizeof(double);
+    if (t.reduce_others) mem.reduce(sum(), b.send.data(), b.scratch.data(), other / sizeof(double));
+    if (t.copy_others) mem.copy(b.recv.data(), b.scratch.data(), other);
+    if (t.copy_all && !(t.root_idle && r == 0)) mem.copy(b.recv.data(), b.scratch.data(), S);
 }
 
 } // namespace
@@ -123,8 +136,8 @@ int main(int argc, char** argv)
     SameProcessMap map;
     std::printf("# loom-mapped-bench: np %d (threads of one process), microseconds per call, median of %d runs\n", P,
                 repeats);
-    for (Coll c : {Coll::allreduce, Coll::reduce_scatter_block, Coll::allgather, Coll::bcast}) {
-        std::printf("\n%s\n%10s %10s %10s %10s %14s %14s\n", name(c), "bytes", "bound", "mapped", "cma",
+    for (const Timed& c : kTimed) {
+        std::printf("\n%s\n%10s %10s %10s %10s %14s %14s\n", std::string(to_string(c.collective)).c_str(), "bytes", "bound", "mapped", "cma",
                     "mapped %bound", "cma %bound");
         for (std::size_t S : sizes) {
             long calls_of[3] = {}; // rank 0's choice, read by every rank
