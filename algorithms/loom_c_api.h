@@ -418,12 +418,14 @@ typedef struct loom_tune_settings {
 } loom_tune_settings_t;
 enum { LOOM_LEARNED_REMEMBER = -1, LOOM_LEARNED_UNSETTLED = -2, LOOM_LEARNED_MAX_TIMES = 24 };
 /* For a blocking call on host memory loom_choose just decided on `resolved` (not forced, wanting
- * no segment): opens its class if it has none (from that decision: candidate 0) and decides it
- * again (*algorithm, *why, *rule as loom_choose). Returns the candidate (>= 0) if the call is a
+ * no segment): opens its class if it has none (from that decision: candidate 0 is call->chosen
+ * with its rule's options, or Open MPI's own if handed_on) and decides it again (*algorithm,
+ * *why, *rule as loom_choose). Returns the candidate (>= 0) if the call is a
  * trial's, with its class in *cls; else LOOM_LEARNED_REMEMBER (settled, or not tuned: the
  * decision may be kept for repeats) or LOOM_LEARNED_UNSETTLED (its class's trial runs: not). */
-int loom_learned_trial(void *resolved, loom_call_t *call, int comm_size, const loom_tune_settings_t *settings,
-                       const char **algorithm, const char **why, const char **rule, void **cls);
+int loom_learned_trial(void *resolved, loom_call_t *call, int comm_size, int handed_on,
+                       const loom_tune_settings_t *settings, const char **algorithm, const char **why, const char **rule,
+                       void **cls);
 /* A trial call of `candidate` timed (CLOCK_MONOTONIC ns: when it entered the pipeline, when its
  * run started, how long it ran), its times scaled by noise (1: none). After the trial's last
  * call returns how many times (2 x candidates, at most LOOM_LEARNED_MAX_TIMES) the ranks must agree

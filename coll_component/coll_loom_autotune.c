@@ -38,7 +38,7 @@
 #include <string.h>
 
 int loom_autotune_decide(loom_glue_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                         loom_decision_t *d)
+                         loom_decision_t *d, int handed_on)
 {
     const loom_tune_settings_t settings = {
         .candidates = mca_coll_loom_component.autotune_candidates,
@@ -48,8 +48,8 @@ int loom_autotune_decide(loom_glue_call_t *c, struct ompi_communicator_t *comm, 
         .floor_ns = mca_coll_loom_component.autotune_floor_ns,
     };
     void *cls = NULL;
-    const int i = loom_learned_trial(mca_coll_loom_rules(comm, module), &c->core, ompi_comm_size(comm), &settings,
-                                     &d->algorithm, &d->why, &d->rule, &cls);
+    const int i = loom_learned_trial(mca_coll_loom_rules(comm, module), &c->core, ompi_comm_size(comm), handed_on,
+                                     &settings, &d->algorithm, &d->why, &d->rule, &cls);
     if (i < 0) return LOOM_LEARNED_REMEMBER == i;
     d->tune = cls;
     d->tune_candidate = i;

@@ -14,11 +14,12 @@ BEGIN_C_DECLS
 
 /* The pipeline's step for a blocking call on host memory that loom_choose decided (not forced,
  * wanting no segment, not handed back from below; coll_loom_call.c): the call's class is opened
- * in the learned layer at its first call, which loom_choose then decides again. A trial's call
+ * in the learned layer at its first call (candidate 0: what loom_choose chose, or handing on if
+ * handed_on), and loom_choose decides it again. A trial's call
  * gets d->tune (step 4 times it and reports it with loom_autotune_record). Returns 1 if the
  * decision may be remembered for the call's repeats (not while its class's trial runs). */
 int loom_autotune_decide(loom_glue_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                         loom_decision_t *d);
+                         loom_decision_t *d, int handed_on);
 /* A timed trial call (blocking step 4): when its run started and how long it took
  * (loom_autotune_now_ns); the trial's last call agrees on the winner with every rank (an exchange
  * on the collective's tag, inside the call every rank is in). */

@@ -208,7 +208,7 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
     int remember = 1;
     if (mca_coll_loom_component.autotune && LOOM_BLOCKING == mpi->kind && described && !returned && !d->device &&
         !c->core.wants_segment && '\0' == loom_forced_now(mpi->coll)[0]) {
-        remember = loom_autotune_decide(c, comm, module, d);
+        remember = loom_autotune_decide(c, comm, module, d, NULL == d->algorithm);
         if (NULL == d->algorithm && NULL != d->why) why = d->why;
         if (!remember) loom_forget(mpi, module);
     }

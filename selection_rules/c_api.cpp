@@ -261,8 +261,9 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     }
 }
 
-extern "C" int loom_learned_trial(void* resolved, loom_call_t* call, int comm_size, const loom_tune_settings_t* s,
-                                  const char** algorithm, const char** why, const char** rule, void** cls)
+extern "C" int loom_learned_trial(void* resolved, loom_call_t* call, int comm_size, int handed_on,
+                                  const loom_tune_settings_t* s, const char** algorithm, const char** why,
+                                  const char** rule, void** cls)
 {
     try {
         auto* handle = static_cast<ResolvedHandle*>(resolved);
@@ -273,11 +274,11 @@ extern "C" int loom_learned_trial(void* resolved, loom_call_t* call, int comm_si
                 comm_size, rules::TuneSettings{s->candidates, s->trials, s->max_classes, s->margin, double(s->floor_ns)});
         rules::TuneClass* k = handle->learned->find(facts);
         if (k == nullptr) {
-            // The class's first call, just decided by the tables (loom_choose's memo): candidate 0.
-            const Memo& memo = handle->last[std::size_t(call->coll)];
+            // The class's first call, just decided by the tables: candidate 0, with the options of
+            // its rule (loom_choose's memo of this call).
             rules::Decision d;
-            d.algorithm = memo.algorithm;
-            d.rule = memo.rule;
+            d.algorithm = handed_on ? nullptr : static_cast<const Algorithm*>(call->chosen);
+            d.rule = handle->last[std::size_t(call->coll)].rule;
             k = handle->learned->open(facts, d);
             if (k == nullptr) return LOOM_LEARNED_REMEMBER; // no room: the tables decide the class
             if (!k->settled) *algorithm = loom_choose(call, comm_size, nullptr, resolved, why, rule);
