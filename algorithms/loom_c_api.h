@@ -403,12 +403,44 @@ const char *loom_choose(loom_call_t *call, int comm_size, const char *forced, co
  * nothing was chosen. For verbose output. */
 void loom_choice_options(const loom_call_t *call, size_t segment_param, size_t buffer_param, size_t radix_param,
                          size_t requests_param, char *buf, size_t size);
-/* The registry's algorithms that can serve call on comm_size ranks (its needs met: op, segment,
- * single copy, topology from the resolved rules), in registry order, less those that read a
- * rule's leaders=: at most max into out, the count returned (online tuning's candidates). */
-int loom_eligible_algorithms(const loom_call_t *call, int comm_size, const void *resolved, const void **out, int max);
-/* An algorithm's registry name (from loom_eligible_algorithms or loom_call_t.chosen). */
+/* An algorithm's registry name (from loom_call_t.chosen). */
 const char *loom_algorithm_name(const void *algorithm);
+
+/* ---- Online tuning's learned layer (selection_rules/learned.hpp) ----
+ * A communicator's tables (`resolved`) get, at its first tuned call, a layer of rules that
+ * loom_choose reads before the others: per class (collective, op commutative or not, size within
+ * 2x), each candidate in turn while the class's trial runs, then the winner. The glue
+ * (coll_loom_autotune.c) times the trial's calls, makes the ranks agree on the times, and
+ * settles the class. */
+typedef struct loom_tune_settings {
+    int candidates, trials, max_classes, margin; /* coll_loom_autotune_*, see learned.hpp */
+    long long floor_ns;
+} loom_tune_settings_t;
+enum { LOOM_LEARNED_REMEMBER = -1, LOOM_LEARNED_UNSETTLED = -2, LOOM_LEARNED_MAX_TIMES = 24 };
+/* For a blocking call on host memory loom_choose just decided on `resolved` (not forced, wanting
+ * no segment): opens its class if it has none (from that decision: candidate 0 is call->chosen
+ * with its rule's options, or Open MPI's own if handed_on) and decides it again (*algorithm,
+ * *why, *rule as loom_choose). Returns the candidate (>= 0) if the call is a
+ * trial's, with its class in *cls; else LOOM_LEARNED_REMEMBER (settled, or not tuned: the
+ * decision may be kept for repeats) or LOOM_LEARNED_UNSETTLED (its class's trial runs: not). */
+int loom_learned_trial(void *resolved, loom_call_t *call, int comm_size, int handed_on,
+                       const loom_tune_settings_t *settings, const char **algorithm, const char **why, const char **rule,
+                       void **cls);
+/* A trial call of `candidate` timed (CLOCK_MONOTONIC ns: when it entered the pipeline, when its
+ * run started, how long it ran), its times scaled by noise (1: none). After the trial's last
+ * call returns how many times (2 x candidates, at most LOOM_LEARNED_MAX_TIMES) the ranks must agree
+ * on, written to times[]; else 0. */
+int loom_learned_record(void *cls, int candidate, long long entry_ns, long long run_start_ns, long long ns,
+                        double noise, double *times);
+loom_coll_t loom_learned_coll(const void *cls);
+/* Settles the class on the agreed times (NULL: candidate 0 stays): its rule names the winner,
+ * kept for the saved file; `line` receives what was settled, for verbose output. */
+void loom_learned_settle(void *cls, const double *agreed, const char *comm_name, char *line, size_t size);
+/* What the process learned (malloc'd text, NULL if nothing): LOOM_LEARNED_RULES, rule-file lines;
+ * LOOM_LEARNED_SUMMARY, a line each for verbose output. loom_learned_forget drops it. */
+enum { LOOM_LEARNED_RULES = 0, LOOM_LEARNED_SUMMARY = 1 };
+char *loom_learned_saved(int what);
+void loom_learned_forget(void);
 
 /* Run the named algorithm. */
 int loom_run(const char *algorithm, const loom_transport_t *transport, const loom_call_t *call);

@@ -181,7 +181,6 @@ typedef struct mca_coll_loom_module_t {
      * what online tuning learned). */
     int is_world;
     int world_rank0;  /* and this process is its rank 0 */
-    void *tune;       /* online tuning's classes (coll_loom_autotune.c), NULL until the first */
     /* Per form and collective, the last call loom's rules decided (loom_repeat_*,
      * coll_loom_repeat.c): a repeat of it is handed on, or served, without being described and
      * chosen again. */

@@ -1,8 +1,7 @@
 /*
- * Online tuning (coll_loom_autotune, coll_loom_autotune.c): for each (communicator, collective,
- * size class) that repeats, the application's own blocking calls time a few candidates - the rule
- * table's choice, Open MPI's own (handing on), and other algorithms that can serve the call - and
- * every rank then keeps the same winner. Private to coll_component/.
+ * Online tuning (coll_loom_autotune, coll_loom_autotune.c): the glue's half of the learned rule
+ * layer (selection_rules/learned.hpp) - which calls are tuned, their timing, the ranks' agreement
+ * on the times, and the saved rule file. Private to coll_component/.
  */
 #ifndef COLL_LOOM_AUTOTUNE_H
 #define COLL_LOOM_AUTOTUNE_H
@@ -13,12 +12,14 @@
 
 BEGIN_C_DECLS
 
-/* The pipeline's step for a blocking call the rules decided (coll_loom_call.c): a class under
- * trial gets its next candidate (d->tune set: step 4 times the call and reports it with
- * loom_autotune_record), a decided class its winner. c's core call is set for the candidate.
- * Returns 1 if the decision may be remembered for the call's repeats (not during a trial). */
+/* The pipeline's step for a blocking call on host memory that loom_choose decided (not forced,
+ * wanting no segment, not handed back from below; coll_loom_call.c): the call's class is opened
+ * in the learned layer at its first call (candidate 0: what loom_choose chose, or handing on if
+ * handed_on), and loom_choose decides it again. A trial's call
+ * gets d->tune (step 4 times it and reports it with loom_autotune_record). Returns 1 if the
+ * decision may be remembered for the call's repeats (not while its class's trial runs). */
 int loom_autotune_decide(loom_glue_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                         loom_decision_t *d, int handed_on_by_rules);
+                         loom_decision_t *d, int handed_on);
 /* A timed trial call (blocking step 4): when its run started and how long it took
  * (loom_autotune_now_ns); the trial's last call agrees on the winner with every rank (an exchange
  * on the collective's tag, inside the call every rank is in). */
@@ -31,10 +32,9 @@ static inline long long loom_autotune_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
-/* The module's table, freed (its decisions kept for the saved rule file); and at MPI_Finalize
- * (MPI_COMM_WORLD's module), the rule file written (coll_loom_autotune_save, rank 0) and the
- * learned choices printed (coll_loom_verbose >= 1). */
-void loom_autotune_module_fini(mca_coll_loom_module_t *module);
+/* At MPI_Finalize (MPI_COMM_WORLD's module): the rule file written (coll_loom_autotune_save,
+ * rank 0) and the learned rules printed (coll_loom_verbose >= 1). Each communicator's layer goes
+ * with its tables (loom_rules_release). */
 void loom_autotune_finalize(int rank0);
 /* Component open: the parameters read. */
 void loom_autotune_open(void);

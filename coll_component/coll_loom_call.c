@@ -204,7 +204,7 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
     if (described) d->algorithm = choose(&c->core, comm, module, d, &why, &d->rule);
 
     /* online tuning (coll_loom_autotune.c): a blocking call loom may serve, decided by the rules
-     * (not forced, its segment settled), may run a trial candidate or the learned winner. */
+     * (not forced, its segment settled), opens its class in the learned layer, or is a trial's. */
     int remember = 1;
     if (mca_coll_loom_component.autotune && LOOM_BLOCKING == mpi->kind && described && !returned && !d->device &&
         !c->core.wants_segment && '\0' == loom_forced_now(mpi->coll)[0]) {

@@ -24,7 +24,6 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->handing_on = 0;
     m->comm_size = 0;
     m->is_world = m->world_rank0 = 0;
-    m->tune = NULL;
     m->node_shm = NULL;
     m->topology = NULL;
     m->said_unknown_hosts = 0;
@@ -37,7 +36,6 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     /* MPI_COMM_WORLD's module goes in MPI_Finalize, whether or not Open MPI closes the component
      * then (it keeps it open while MPI_T is initialized): the timeline is written here. */
     if (0 != m->comm_size) __atomic_sub_fetch(&mca_coll_loom_component.communicators_enabled, 1, __ATOMIC_RELAXED);
-    loom_autotune_module_fini(m);
     if (m->is_world) {
         loom_trace_close();
         loom_autotune_finalize(m->world_rank0);

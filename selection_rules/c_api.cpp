@@ -4,6 +4,7 @@
 #include "loom_c_api.h"
 
 #include "decide.hpp"
+#include "learned.hpp"
 #include "registry.hpp"
 #include "take_part.hpp"
 
@@ -14,6 +15,7 @@
 #include <string>
 
 static_assert(loom::rules::kFallback == LOOM_FORCED_FALLBACK, "the forced value that hands on is a rule's fallback");
+static_assert(2 * loom::rules::kMaxTuneCandidates == LOOM_LEARNED_MAX_TIMES, "a trial's times: two per candidate");
 
 using namespace loom;
 
@@ -80,6 +82,7 @@ struct MemoKey {
     bool commutative;
     bool keep_from_open_mpi;
     int form;
+    std::uint64_t learned; // the learned layer's generation (0: none)
     bool operator==(const MemoKey&) const = default;
 };
 
@@ -92,7 +95,8 @@ struct Memo {
     const char* source = "";
     const char* why = "";
     bool wants_segment = false;
-    loom_stand_in_t stand_in{}; // segment pending: see decide.hpp
+    loom_stand_in_t stand_in{};        // segment pending: see decide.hpp
+    const rules::Rule* rule = nullptr; // the rule that decided (online tuning's candidate 0)
 };
 
 // One communicator's handle: a shared reference to the process's tables for its shape, and
@@ -104,6 +108,8 @@ struct Memo {
 struct ResolvedHandle {
     std::shared_ptr<const rules::Resolved> tables;
     Memo last[kCollectiveCount];
+    // Online tuning's layer on this communicator (learned.hpp), made at its first tuned call.
+    std::unique_ptr<rules::Learned> learned;
     // The forced parameter's algorithm, looked up once per value: the parameter's string
     // changes only between collectives (through MPI_T), and a new value may reuse the old
     // one's address, so the name is compared too. A name that is no algorithm (`fallback`, a
@@ -132,7 +138,7 @@ struct ResolvedHandle {
 extern "C" void* loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node)
 {
     try {
-        return new ResolvedHandle{rules::resolved_for(comm_size, nodes, ranks_per_node), {}, {}};
+        return new ResolvedHandle{rules::resolved_for(comm_size, nodes, ranks_per_node), {}, {}, {}};
     } catch (...) {
         return nullptr;
     }
@@ -194,7 +200,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
         std::unique_ptr<ResolvedHandle> own;
         auto* handle = static_cast<ResolvedHandle*>(const_cast<void*>(resolved));
         if (handle == nullptr) {
-            own.reset(new ResolvedHandle{rules::resolved_for(comm_size, 0, 0), {}, {}});
+            own.reset(new ResolvedHandle{rules::resolved_for(comm_size, 0, 0), {}, {}, {}});
             handle = own.get();
         }
         const Collective c = static_cast<Collective>(call->coll);
@@ -208,7 +214,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                           call->single_copy == LOOM_SINGLE_COPY_ON,
                           !reduces(c) || call->op.commutative != 0,
                           call->keep_from_open_mpi != 0,
-                          call->form};
+                          call->form,
+                          handle->learned ? handle->learned->generation() : 0};
         Memo& memo = handle->last[std::size_t(c)];
         if (!memo.valid || !(memo.key == key)) {
             const rules::Resolved& tables = *handle->tables;
@@ -217,7 +224,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                 facts.forced = forced;
                 facts.forced_algorithm = key.forced_algorithm;
             }
-            const rules::Decision d = rules::decide(facts, tables);
+            const rules::Decision d =
+                rules::decide(facts, tables, nullptr, handle->learned ? &handle->learned->layer() : nullptr);
             memo = Memo{true,
                         key,
                         d.algorithm,
@@ -230,7 +238,8 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                         d.why,
                         d.wants_segment,
                         {d.stand_in.algorithm, d.stand_in.leaders, d.stand_in.segment_bytes, d.stand_in.buffer_bytes,
-                         d.stand_in.radix, d.stand_in.requests}};
+                         d.stand_in.radix, d.stand_in.requests},
+                        d.rule};
         }
         call->stand_in = memo.stand_in;
         call->wants_segment = memo.wants_segment ? 1 : 0;
@@ -252,27 +261,78 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
     }
 }
 
-extern "C" int loom_eligible_algorithms(const loom_call_t* call, int comm_size, const void* resolved,
-                                        const void** out, int max)
+extern "C" int loom_learned_trial(void* resolved, loom_call_t* call, int comm_size, int handed_on,
+                                  const loom_tune_settings_t* s, const char** algorithm, const char** why,
+                                  const char** rule, void** cls)
 {
     try {
-        const auto* handle = static_cast<const ResolvedHandle*>(resolved);
-        const Collective c = static_cast<Collective>(call->coll);
-        // The shape the rules check each candidate's needs against (decide.cpp's shape_of).
-        const auto tables = handle != nullptr ? handle->tables : rules::resolved_for(comm_size, 0, 0);
-        const rules::CallFacts facts = facts_of(*call, comm_size, *tables);
-        const CallShape shape = rules::shape_of(facts, facts.segment == rules::SegmentState::ready);
-        int n = 0;
-        for (const Algorithm& a : all_algorithms()) {
-            if (a.collective != c || a.reads.leaders || why_not(a, shape)) continue;
-            if (n < max) out[n] = &a;
-            ++n;
+        auto* handle = static_cast<ResolvedHandle*>(resolved);
+        if (handle == nullptr) return LOOM_LEARNED_REMEMBER;
+        const rules::CallFacts facts = facts_of(*call, comm_size, *handle->tables);
+        if (!handle->learned)
+            handle->learned = std::make_unique<rules::Learned>(
+                comm_size, rules::TuneSettings{s->candidates, s->trials, s->max_classes, s->margin, double(s->floor_ns)});
+        rules::TuneClass* k = handle->learned->find(facts);
+        if (k == nullptr) {
+            // The class's first call, just decided by the tables: candidate 0, with the options of
+            // its rule (loom_choose's memo of this call).
+            rules::Decision d;
+            d.algorithm = handed_on ? nullptr : static_cast<const Algorithm*>(call->chosen);
+            d.rule = handle->last[std::size_t(call->coll)].rule;
+            k = handle->learned->open(facts, d);
+            if (k == nullptr) return LOOM_LEARNED_REMEMBER; // no room: the tables decide the class
+            if (!k->settled) *algorithm = loom_choose(call, comm_size, nullptr, resolved, why, rule);
         }
-        return std::min(n, max);
+        if (k->settled) return LOOM_LEARNED_REMEMBER;
+        // The trial's call only if its rule decided (a candidate that cannot serve this call of
+        // the class was passed over, and the tables decided).
+        if (*rule != k->rule->source.c_str()) return LOOM_LEARNED_UNSETTLED;
+        *cls = k;
+        return k->current();
     } catch (...) {
-        return 0;
+        return LOOM_LEARNED_UNSETTLED; // out of memory: as decided, and not remembered
     }
 }
+
+extern "C" int loom_learned_record(void* cls, int candidate, long long entry_ns, long long run_start_ns, long long ns,
+                                   double noise, double* times)
+{
+    auto* k = static_cast<rules::TuneClass*>(cls);
+    return k->owner->record(*k, candidate, entry_ns, run_start_ns, ns, noise, times);
+}
+
+extern "C" loom_coll_t loom_learned_coll(const void* cls)
+{
+    return static_cast<loom_coll_t>(static_cast<const rules::TuneClass*>(cls)->collective);
+}
+
+extern "C" void loom_learned_settle(void* cls, const double* agreed, const char* comm_name, char* line, size_t size)
+{
+    if (size > 0) line[0] = '\0';
+    try {
+        auto* k = static_cast<rules::TuneClass*>(cls);
+        const std::string text = k->owner->settle(*k, agreed, comm_name != nullptr ? comm_name : "");
+        if (size == 0) return;
+        const std::size_t n = std::min(text.size(), size - 1);
+        text.copy(line, n);
+        line[n] = '\0';
+    } catch (...) {}
+}
+
+extern "C" char* loom_learned_saved(int what)
+{
+    try {
+        const std::string text = what == LOOM_LEARNED_SUMMARY ? rules::learned_summary_text() : rules::learned_rules_text();
+        if (text.empty()) return nullptr;
+        char* out = static_cast<char*>(std::malloc(text.size() + 1));
+        if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
+        return out;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void loom_learned_forget(void) { rules::forget_learned(); }
 
 extern "C" const char* loom_algorithm_name(const void* algorithm)
 {

@@ -13,11 +13,11 @@ namespace {
 
 // The first candidate that matches and can serve (or is an allowed fallback rule); nullptr if
 // none. Candidates passed over only for want of a segment set *wants (when given).
-const Candidate* walk(const Resolved& tables, const CallFacts& c, bool fallback_allowed, std::vector<Verdict>* trace,
-                      bool* wants)
+const Candidate* walk(const std::vector<Candidate>& candidates, const CallFacts& c, bool fallback_allowed,
+                      std::vector<Verdict>* trace, bool* wants)
 {
     const bool segment = c.segment == SegmentState::ready;
-    for (const Candidate& cand : tables.candidates[std::size_t(c.collective)]) {
+    for (const Candidate& cand : candidates) {
         const Rule& rule = *cand.rule;
         if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
             (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form)) {
@@ -92,7 +92,8 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
         }
     }
     if (tables.leaders) {
-        const Candidate* pick = walk(*tables.leaders, leaders, false, nullptr, nullptr);
+        const Candidate* pick =
+            walk(tables.leaders->candidates[std::size_t(leaders.collective)], leaders, false, nullptr, nullptr);
         if (pick != nullptr && usable(pick->algorithm)) {
             d.leaders = pick->algorithm;
             d.leaders_source = pick->rule->source;
@@ -172,16 +173,17 @@ std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes
 }
 
 namespace {
-Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace)
+Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace,
+                        const Layer* learned)
 {
     CallFacts ready = call;
     ready.segment = SegmentState::ready;
-    Decision d = decide(ready, tables, trace);
+    Decision d = decide(ready, tables, trace, learned);
     if (d.algorithm == nullptr || !d.algorithm->needs.segment) return d;
     CallFacts without = call;
     without.segment = SegmentState::none;
     without.keep_from_open_mpi = true;
-    const Decision stand_in = decide(without, tables);
+    const Decision stand_in = decide(without, tables, nullptr, learned);
     if (stand_in.algorithm != nullptr) {
         d.stand_in = {stand_in.algorithm, stand_in.leaders, stand_in.segment_bytes, stand_in.buffer_bytes, stand_in.radix,
                       stand_in.requests, stand_in.source};
@@ -189,13 +191,13 @@ Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vect
     }
     without.keep_from_open_mpi = call.keep_from_open_mpi;
     if (trace) trace->clear();
-    return decide(without, tables, trace);
+    return decide(without, tables, trace, learned);
 }
 } // namespace
 
-Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace)
+Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace, const Layer* learned)
 {
-    if (call.segment == SegmentState::pending) return decide_pending(call, tables, trace);
+    if (call.segment == SegmentState::pending) return decide_pending(call, tables, trace, learned);
     Decision d;
     d.why = "no rule chooses an algorithm that can serve this call";
     if (!call.forced.empty()) {
@@ -222,7 +224,12 @@ Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdi
         if (!call.keep_from_open_mpi) return d;
     }
     bool wants = false;
-    const Candidate* cand = walk(tables, call, !call.keep_from_open_mpi, trace, &wants);
+    const std::size_t c = std::size_t(call.collective);
+    // The learned layer first: a rule there is what was measured fastest for the call's class on
+    // this communicator (or, while the class's trial runs, the candidate being timed).
+    const Candidate* cand =
+        learned != nullptr ? walk((*learned)[c], call, !call.keep_from_open_mpi, trace, &wants) : nullptr;
+    if (cand == nullptr) cand = walk(tables.candidates[c], call, !call.keep_from_open_mpi, trace, &wants);
     if (cand == nullptr) {
         d.wants_segment = d.wants_segment || wants;
         return d;

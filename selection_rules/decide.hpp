@@ -9,9 +9,12 @@
 //      cannot, the call is handed on with the reason - unless handing on would change the
 //      answer (keep_from_open_mpi: Open MPI 4.1's saturating 8/16-bit SUM), then the rules
 //      decide as in 2.
-//   2. The rules (user table, then the built-in one, narrowed to the communicator): the
-//      first rule that matches the call and whose algorithm can serve it, or that is a
-//      fallback rule (hand on; passed over when keep_from_open_mpi).
+//   2. The rules (online tuning's learned layer where there is one, then the user's table, the
+//      site's and the built-in one, narrowed to the communicator): the first rule that matches
+//      the call and whose algorithm can serve it, or that is a fallback rule (hand on; passed
+//      over when keep_from_open_mpi). The learned layer (learned.hpp) is one communicator's:
+//      a rule per tuned class, naming each candidate in turn while its trial runs, then the
+//      winner; its rules match blocking calls on host memory only, the calls it timed.
 //   3. An algorithm that needs a shared segment the communicator does not have is passed over
 //      (the next rule applies); if it would have been chosen and the segment can still be
 //      made, wants_segment says so: the glue may make it and ask again.
@@ -95,13 +98,15 @@ struct Decision {
 std::string options_text(const Algorithm& algorithm, std::uint64_t segment_bytes, std::uint64_t buffer_bytes, std::uint64_t radix,
                          const Algorithm* leaders, std::uint64_t requests = 0);
 
-// Decides for `call` with `tables` (resolved for the call's communicator). If `trace` is not
+// Decides for `call` with `tables` (resolved for the call's communicator), after `learned`
+// (online tuning's layer of that communicator, or a saved one; null: none). If `trace` is not
 // null, every rule considered is appended with its verdict (rules.hpp; for explain).
-Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace = nullptr);
+Decision decide(const CallFacts& call, const Resolved& tables, std::vector<Verdict>* trace = nullptr,
+                const Layer* learned = nullptr);
 
 // What an algorithm's needs are checked against for call (why_not): its shape, with or without
 // the communicator's segment. decide() checks every candidate with it; so does online tuning's
-// list of eligible algorithms (loom_eligible_algorithms).
+// list of eligible algorithms (learned.hpp, eligible_algorithms).
 CallShape shape_of(const CallFacts& call, bool segment);
 
 } // namespace loom::rules

@@ -1,4 +1,4 @@
-// Reading rule files, and the embedded default table.
+// Reading rule files, writing rules as rule-file text, and the embedded default table.
 #include "rules.hpp"
 
 #include <fstream>
@@ -38,6 +38,42 @@ ParseResult parse_file(const std::string& path)
         return failed;
     }
     return parse(text, path);
+}
+
+std::string size_text(std::uint64_t v)
+{
+    static const std::pair<int, const char*> units[] = {{30, "G"}, {20, "M"}, {10, "K"}};
+    for (auto [shift, unit] : units)
+        if (v != 0 && v % (std::uint64_t(1) << shift) == 0) return std::to_string(v >> shift) + unit;
+    return std::to_string(v);
+}
+
+std::string range_text(const Range& r, bool sizes)
+{
+    auto num = [&](std::uint64_t v) { return sizes ? size_text(v) : std::to_string(v); };
+    if (r.is_all()) return "*";
+    if (r.hi == UINT64_MAX) return num(r.lo) + "-*";
+    return r.lo == r.hi ? num(r.lo) : num(r.lo) + "-" + num(r.hi);
+}
+
+std::vector<std::string> rule_fields(const Rule& r)
+{
+    std::string keys;
+    auto add = [&](const std::string& key) { keys += (keys.empty() ? "" : " ") + key; };
+    if (r.nodes) add("nodes=" + range_text(*r.nodes, false));
+    if (r.ranks_per_node) add("ranks_per_node=" + range_text(*r.ranks_per_node, false));
+    if (r.memory) add(std::string("memory=") + (*r.memory == MemoryKind::cuda ? "cuda" : "host"));
+    if (r.commutative) add(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
+    if (r.ompi) add("ompi=" + range_text(*r.ompi, false));
+    if (r.segment_bytes) add("segment=" + size_text(r.segment_bytes));
+    if (r.buffer_bytes) add("buffer=" + size_text(r.buffer_bytes));
+    if (r.radix) add("radix=" + std::to_string(r.radix));
+    if (r.requests) add("requests=" + std::to_string(r.requests));
+    if (!r.leaders.empty()) add("leaders=" + r.leaders);
+    std::vector<std::string> f = {form_name(r.collective, r.form), range_text(r.ranks, false), range_text(r.bytes, true),
+                                  r.algorithm};
+    if (!keys.empty()) f.push_back(keys);
+    return f;
 }
 
 std::string_view default_rules_text() { return detail::kDefaultRulesText; }

@@ -37,12 +37,15 @@ struct Candidate {
     const Algorithm* algorithm; // nullptr for a fallback rule: the next component serves the call
 };
 
+// A layer's rules that apply to one communicator, per collective, in order.
+using Layer = std::array<std::vector<Candidate>, kCollectiveCount>;
+
 struct Resolved {
     int ranks = 0;
     int nodes = 0;                                                   // 0: unknown
     int ranks_per_node = 0;                                          // 0: unknown (the most ranks any node has)
     int ompi_major = 0;                                              // 0: unknown
-    std::array<std::vector<Candidate>, kCollectiveCount> candidates; // user's, site's, then defaults
+    Layer candidates; // user's, site's, then defaults
     // The rules for the communicator of one rank per node (a leader each) that hierarchical
     // algorithms run their inter-node phase on; null on one node or one rank per node.
     std::shared_ptr<const Resolved> leaders;

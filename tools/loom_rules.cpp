@@ -3,13 +3,16 @@
 //   loom-rules check FILE                  diagnostics and a summary; exit 1 on errors
 //   loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]
 //              [--non-commutative] [--memory host|cuda] [--rules FILE] [--site-rules FILE|none]
-//              [--no-job] [--forced NAME]
+//              [--no-job] [--forced NAME] [--learned FILE]
 //              [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]
 //              [--element-bytes E] [--segment-size B] [--pat-buffer-size B]
 //                                          every rule considered and why, and the decision
 //                                          of loom's one chooser (decide.hpp), as a job makes it
-//   loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job]
+//   loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--learned FILE]
 //                                          the effective table, itself a valid rule file
+// --learned FILE: a file online tuning saved (coll_loom_autotune_save), read as the layer it was
+// in the job that learned it - above every rule file, for blocking calls (selection_rules/
+// learned.hpp): what that job decided once it had learned.
 // explain and show read what a job started here reads (loom_rules_job.cpp): the environment's
 // and Open MPI's parameter files' settings for loom, and the rule files they name, in layers.
 //   loom-rules from-tuned FILE             an Open MPI 4.1 coll/tuned dynamic rules file as loom rules
@@ -50,10 +53,10 @@ constexpr const char* kUsage =
     "usage: loom-rules check FILE\n"
     "       loom-rules explain COLLECTIVE --ranks N --bytes B [--nodes K] [--ranks-per-node K]\n"
     "                  [--non-commutative] [--memory host|cuda] [--rules FILE] [--site-rules FILE|none]\n"
-    "                  [--no-job] [--forced NAME]\n"
+    "                  [--no-job] [--forced NAME] [--learned FILE]\n"
     "                  [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]\n"
     "                  [--element-bytes E] [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
-    "       loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--ompi MAJOR]\n"
+    "       loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--ompi MAJOR] [--learned FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
     "       loom-rules --help | --version\n"
@@ -62,29 +65,14 @@ constexpr const char* kUsage =
     "explain and show read what a job started here reads: loom's parameters from this environment and\n"
     "Open MPI's parameter files (through ompi_info), the user's rule file (coll_loom_rules), then the\n"
     "site's (coll_loom_site_rules), then the built-in rules; --rules and --site-rules replace a file,\n"
-    "--no-job reads none of it.\n";
+    "--no-job reads none of it. --learned FILE: rules online tuning saved (coll_loom_autotune_save), as\n"
+    "the layer they were in the job that learned them: above every rule file, for blocking calls.\n";
 
 // ---- Text ----------------------------------------------------------------------------------
-
-std::string size_text(std::uint64_t v)
-{
-    static const std::pair<int, const char*> units[] = {{30, "G"}, {20, "M"}, {10, "K"}};
-    for (auto [shift, unit] : units)
-        if (v != 0 && v % (std::uint64_t(1) << shift) == 0) return std::to_string(v >> shift) + unit;
-    return std::to_string(v);
-}
 
 Row written_by(const std::string& command)
 {
     return {{}, "# Written by loom-rules " + command + " of " LOOM_VERSION_TEXT "."};
-}
-
-std::string range_text(const Range& r, bool sizes)
-{
-    auto num = [&](std::uint64_t v) { return sizes ? size_text(v) : std::to_string(v); };
-    if (r.is_all()) return "*";
-    if (r.hi == UINT64_MAX) return num(r.lo) + "-*";
-    return r.lo == r.hi ? num(r.lo) : num(r.lo) + "-" + num(r.hi);
 }
 
 std::string join(const std::vector<std::string>& words, const char* sep)
@@ -92,26 +80,6 @@ std::string join(const std::vector<std::string>& words, const char* sep)
     std::string s;
     for (const std::string& w : words) s += (s.empty() ? "" : sep) + w;
     return s;
-}
-
-// A rule as the fields of a rule-file line: collective, ranks, bytes, algorithm, [options].
-std::vector<std::string> rule_fields(const Rule& r)
-{
-    std::vector<std::string> opts;
-    if (r.nodes) opts.push_back("nodes=" + range_text(*r.nodes, false));
-    if (r.ranks_per_node) opts.push_back("ranks_per_node=" + range_text(*r.ranks_per_node, false));
-    if (r.memory) opts.push_back(std::string("memory=") + (*r.memory == MemoryKind::cuda ? "cuda" : "host"));
-    if (r.commutative) opts.push_back(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
-    if (r.ompi) opts.push_back("ompi=" + range_text(*r.ompi, false));
-    if (r.segment_bytes) opts.push_back("segment=" + size_text(r.segment_bytes));
-    if (r.buffer_bytes) opts.push_back("buffer=" + size_text(r.buffer_bytes));
-    if (r.radix) opts.push_back("radix=" + std::to_string(r.radix));
-    if (r.requests) opts.push_back("requests=" + std::to_string(r.requests));
-    if (!r.leaders.empty()) opts.push_back("leaders=" + r.leaders);
-    std::vector<std::string> f = {form_name(r.collective, r.form), range_text(r.ranks, false),
-                                  range_text(r.bytes, true), r.algorithm};
-    if (!opts.empty()) f.push_back(join(opts, " "));
-    return f;
 }
 
 std::string render(const std::vector<Row>& rows)
@@ -252,18 +220,44 @@ bool load_layers(const Args& a, const JobSettings& job, int ompi_major)
     return !named_bad;
 }
 
-// The layers in the order a call consults them, with their names for the listing.
-std::vector<std::pair<std::string, const std::vector<Rule>*>> layers(const JobSettings& job)
+// --learned FILE: the rules online tuning saved, as the layer they were in the job (learned.hpp):
+// each without a form matches blocking calls only, as there. Empty without --learned; exit 1 if
+// the file has errors.
+struct LearnedFile {
+    std::string path;
+    std::vector<Rule> rules;
+};
+bool load_learned(const Args& a, LearnedFile& learned)
 {
-    return {{job.user.empty() ? "" : "the user's rules (" + job.user + ")", &user_rules()},
+    const std::string* path = a.get("--learned");
+    if (path == nullptr) return true;
+    ParseResult r = parse_file(*path);
+    if (!r.ok()) {
+        print_diagnostics(r.diagnostics, stderr);
+        std::fprintf(stderr, "loom-rules: %s has errors\n", path->c_str());
+        return false;
+    }
+    for (Rule& rule : r.rules)
+        if (!rule.form) rule.form = Form::blocking;
+    learned.path = *path;
+    learned.rules = std::move(r.rules);
+    return true;
+}
+
+// The layers in the order a call consults them, with their names for the listing.
+std::vector<std::pair<std::string, const std::vector<Rule>*>> layers(const JobSettings& job,
+                                                                     const LearnedFile& learned)
+{
+    return {{learned.path.empty() ? "" : "the learned rules (" + learned.path + ", blocking calls)", &learned.rules},
+            {job.user.empty() ? "" : "the user's rules (" + job.user + ")", &user_rules()},
             {job.site.empty() ? "" : "the site's rules (" + job.site + ")", &site_rules()},
             {"loom's built-in rules", &default_rules()}};
 }
 
-std::string layers_text(const JobSettings& job)
+std::string layers_text(const JobSettings& job, const LearnedFile& learned)
 {
     std::vector<std::string> names;
-    for (const auto& [name, table] : layers(job))
+    for (const auto& [name, table] : layers(job, learned))
         if (!name.empty()) names.push_back(name);
     return join(names, ", then ");
 }
@@ -395,7 +389,7 @@ int cmd_explain(const std::vector<std::string>& in)
     const Args a = parse_args(in,
                               {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules",
                                "--site-rules", "--forced", "--segment", "--single-copy", "--element-bytes",
-                               "--segment-size", "--pat-buffer-size", "--ompi"},
+                               "--segment-size", "--pat-buffer-size", "--ompi", "--learned"},
                               {"--non-commutative", "--small-int-sum", "--no-job"});
     ExplainCall e = parse_call(a);
     CallFacts& call = e.facts;
@@ -404,6 +398,9 @@ int cmd_explain(const std::vector<std::string>& in)
     const JobSettings job = read_job_settings(a);
     if (!load_layers(a, job, call.ompi_major)) return 1;
     const auto tables = resolved_for(call.ranks, call.nodes, call.ranks_per_node);
+    LearnedFile learned;
+    if (!load_learned(a, learned)) return 1;
+    const Resolved learned_layer = narrow({&learned.rules}, call.ranks, call.nodes, call.ranks_per_node, call.ompi_major);
     if (!a.get("--forced"))
         if (const auto f = job.forced.find(std::string(to_string(call.collective))); f != job.forced.end())
             e.forced = job.value(f->second);
@@ -435,7 +432,7 @@ int cmd_explain(const std::vector<std::string>& in)
     std::printf("%s\n", facts.c_str());
 
     std::vector<Verdict> trace;
-    const Decision d = decide(call, *tables, &trace);
+    const Decision d = decide(call, *tables, &trace, learned.path.empty() ? nullptr : &learned_layer.candidates);
     if (!e.forced.empty())
         std::printf("forced (coll_loom_%s_algorithm=%s): %s\n", coll.c_str(), e.forced.c_str(),
                     d.source == std::string_view("forced") && d.algorithm == nullptr ? "every call is handed on"
@@ -444,7 +441,7 @@ int cmd_explain(const std::vector<std::string>& in)
                                     : "it cannot serve the call, and handing the call on would "
                                       "change the answer: the rules decide");
     if (e.forced.empty() || !trace.empty()) {
-        std::printf("%s rules, in order (%s):\n", coll.c_str(), layers_text(job).c_str());
+        std::printf("%s rules, in order (%s):\n", coll.c_str(), layers_text(job, learned).c_str());
         // Every rule of the collective up to the deciding one: those of the narrowed table
         // with decide()'s verdict, the others with the communicator key that excludes them.
         // Rules of another form (iallreduce, allreduce_init for a blocking call) can never
@@ -453,7 +450,7 @@ int cmd_explain(const std::vector<std::string>& in)
         std::set<std::string> other_forms;
         std::size_t next = 0, hidden = 0;
         bool done = false;
-        for (const auto& [layer_name, table] : layers(job))
+        for (const auto& [layer_name, table] : layers(job, learned))
             for (const Rule& r : *table) {
                 if (done || r.collective != call.collective) continue;
                 // The verdicts name the rules decide() saw: compare by source ("FILE:LINE").
@@ -514,13 +511,15 @@ int cmd_explain(const std::vector<std::string>& in)
 
 int cmd_show(const std::vector<std::string>& in)
 {
-    const Args a = parse_args(in, {"--rules", "--site-rules", "--ompi"}, {"--no-job"});
+    const Args a = parse_args(in, {"--rules", "--site-rules", "--ompi", "--learned"}, {"--no-job"});
     if (!a.positional.empty()) throw UsageError("show takes no operands");
     const JobSettings job = read_job_settings(a);
     if (!load_layers(a, job, a.get("--ompi") ? parse_count(a, "--ompi", 1) : LOOM_OMPI_MAJOR)) return 1;
+    LearnedFile learned;
+    if (!load_learned(a, learned)) return 1;
     std::vector<Row> rows = {{{}, "loom-rules 1"},
                              written_by("show"),
-                             {{}, "# loom's effective rule table, as a job started here reads it: " + layers_text(job) + "."}};
+                             {{}, "# loom's effective rule table, as a job started here reads it: " + layers_text(job, learned) + "."}};
     std::string reads;
     {
         char* text = nullptr;
@@ -541,7 +540,7 @@ int cmd_show(const std::vector<std::string>& in)
     rows.push_back({{}, "# The first rule that matches a call and whose algorithm can serve it wins;"});
     rows.push_back({{}, "# fallback hands the call to Open MPI's next component."});
     rows.push_back({{"# collective", "ranks", "bytes", "algorithm"}, "source (FILE:LINE; default:LINE for the defaults)"});
-    for (const auto& [layer_name, table] : layers(job))
+    for (const auto& [layer_name, table] : layers(job, learned))
         for (const Rule& r : *table) rows.push_back({rule_fields(r), r.source});
     std::fputs(render(rows).c_str(), stdout);
     return 0;

@@ -29,8 +29,8 @@ std::string render(const std::vector<Row>& rows);
 // wrote it, "# Written by loom-rules show of loom 0.2.0 (commit 40a683b1c856)."
 Row written_by(const std::string& command);
 
-// A rule's columns and options as rule-file text.
-std::vector<std::string> rule_fields(const rules::Rule& r);
+// A rule's columns and options as rule-file text (rules.hpp).
+using rules::rule_fields;
 std::string join(const std::vector<std::string>& words, const char* sep);
 
 struct Args {
