@@ -56,7 +56,7 @@
         return mca_coll_loom_start(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
     } while (0)
 
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                                            \
+#define LOOM_COLLECTIVE(name, NAME, S, ...)                                                                                       \
     static int loom_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)       \
     {                                                                                                              \
         LOOM_REPEAT_##S(LOOM_BLOCKING, LOOM_COLL_##NAME, name(LOOM_ARGS_##S comm, m_->previous.name##_module))     \
@@ -97,7 +97,7 @@
         return rc_;                                                                          \
     } while (0)
 
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                               \
+#define LOOM_COLLECTIVE(name, NAME, S, ...)                                                                          \
     static int traced_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)     \
     {                                                                                                              \
         TRACED(NULL, loom_##name(LOOM_ARGS_##S comm, module), .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);           \

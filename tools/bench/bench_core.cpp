@@ -263,7 +263,7 @@ void make_request(const Case& k, Buffers& b, MPI_Request* r, bool persistent)
     const MPI_Info i = MPI_INFO_NULL;
     if (per_rank_counts(k.collective)) equal_blocks(b, n);
     switch (k.collective) {
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                           \
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, ...)                                           \
     case Collective::name:                                                                                     \
         persistent ? PERSISTENT(Mpi)(BENCH_ARGS_##S w, i, r) : MPI_I##name(BENCH_ARGS_##S w, r);              \
         break;
@@ -288,7 +288,7 @@ void call_once(const Case& k, Buffers& b)
     const MPI_Comm w = MPI_COMM_WORLD;
     if (per_rank_counts(k.collective)) equal_blocks(b, n);
     switch (k.collective) {
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi) \
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, ...) \
     case Collective::name: MPI_##Mpi(BENCH_ARGS_##S w); break;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -326,9 +326,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
     }
     call_once(k, b);
-    if (rooted(c) && (reduces(c) || layout(c) == Layout::gathered) && rank != 0)
-        return true; // only the root gets a result (reduce, gather)
-    if (c == Collective::exscan && rank == 0) return true; // rank 0 gets none
+    if (!has_result(c, rank, 0)) return true; // none here: reduce's and gather's others, exscan's rank 0
     switch (layout(c)) {
     case Layout::vector:
         if (reduces(c)) {
