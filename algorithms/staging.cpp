@@ -213,7 +213,8 @@ void vector(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, con
         return;
     }
     const std::size_t elem = call.op.elem_size;
-    if (result_ranks(coll) == ResultRanks::root) { // reduce: the root reduces in place on its slot; the others send theirs
+    if (result_ranks(coll) == ResultRanks::root) {
+        // reduce: the root reduces in place on its slot; the others send theirs
         const void* src = result_here && call.sbuf == nullptr ? call.rbuf : call.sbuf;
         stage_segments(copier, src, result_here ? call.rbuf : nullptr, call.count * elem,
                        staging_segment_bytes(call.staging_bytes, elem),

@@ -150,7 +150,8 @@ static const char *describe_scattered(loom_glue_call_t *c, struct ompi_communica
         own_block_counts(c, size, rank, (size_t)m->count * loom_type_size(m->dtype));
     }
     /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
-    if (!(root && MPI_IN_PLACE == m->rbuf)) set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
+    if (!(root && MPI_IN_PLACE == m->rbuf))
+        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
     return NULL;
 }
 
@@ -165,8 +166,9 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, struct ompi_communic
         if (n < 0 || (!in_place && m->scounts[i] < 0)) return "negative count";
         c->counts[size + i] = (size_t)n * loom_type_size(NULL != m->rdtypes ? m->rdtypes[i] : m->dtype);
         /* In place the send side is the receive side (MPI ignores the send arguments). */
-        c->counts[i] = in_place ? c->counts[size + i]
-                                : (size_t)m->scounts[i] * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
+        c->counts[i] = in_place
+                           ? c->counts[size + i]
+                           : (size_t)m->scounts[i] * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
     }
     if (!in_place) {
         set_buffer(&c->send, m->sbuf, m->sdtype, 0, LOOM_READ_ALL, 0);
@@ -221,8 +223,7 @@ static unsigned long long split_bytes(const loom_mpi_call_t *m, int size, int ra
 static unsigned long long gathered_bytes(const loom_mpi_call_t *m, int size, int rank)
 {
     if (!loom_coll_has_result(m->coll, rank, m->root))
-        return NULL != m->sdtype && m->scount > 0 ? nonnegative(m->scount) * loom_type_size(m->sdtype) * (unsigned long long)size
-                                                  : 0;
+        return nonnegative(m->scount) * type_bytes(m->sdtype) * (unsigned long long)size;
     return split_bytes(m, size, rank);
 }
 

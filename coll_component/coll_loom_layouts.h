@@ -21,7 +21,10 @@ typedef struct loom_layout_desc {
 
 extern const loom_layout_desc_t loom_layouts[LOOM_LAYOUT_COUNT];
 
-static inline const loom_layout_desc_t *loom_layout_of(loom_coll_t coll) { return &loom_layouts[loom_coll_layout(coll)]; }
+static inline const loom_layout_desc_t *loom_layout_of(loom_coll_t coll)
+{
+    return &loom_layouts[loom_coll_layout(coll)];
+}
 
 /* c->counts with room for n counts (coll_loom_buffers.c). */
 int loom_call_counts(loom_glue_call_t *c, int n);
