@@ -6,6 +6,7 @@
 
 #include "callback_transport.hpp"
 #include "guarded.hpp"
+#include "layouts.hpp"
 #include "reduce_kernels.hpp"
 #include "registry.hpp"
 #include "shm.hpp"
@@ -101,17 +102,11 @@ namespace {
 
 Collective collective_of(const loom_call_t& call) { return static_cast<Collective>(call.coll); }
 
-std::size_t sum(const std::size_t* counts, int n)
-{
-    std::size_t total = 0;
-    for (int i = 0; i < n; ++i) total += counts[i];
-    return total;
-}
-
 } // namespace
 
 // The one definition of "message size", used for selection (and, with the rule table, by
-// rules, tools and verbose output), by the collective's layout (collectives.def), in bytes:
+// rules, tools and verbose output), by the collective's layout (collectives.def; its record in
+// kLayouts, layouts.cpp), in bytes:
 //   vector     the vector: count units (allreduce, reduce, scan, bcast)
 //   split      the whole input vector: sum(counts) units (reduce_scatter)
 //   gathered   the whole gathered vector: sum(counts) units (allgather)
@@ -128,16 +123,7 @@ std::size_t message_bytes(const loom_call_t& call, int comm_size)
     const Collective c = collective_of(call);
     if (counts_differ_by_rank(c)) return 0;
     const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
-    switch (layout(c)) {
-    case Layout::vector:
-    case Layout::per_peer: return call.count * unit;
-    case Layout::split:
-    case Layout::gathered:
-    case Layout::scattered: return sum(call.counts, comm_size) * unit;
-    case Layout::per_peer_v: return 0;
-    case Layout::none: return 0;
-    }
-    return 0;
+    return layout_ops(layout(c)).message_units(call, comm_size) * unit;
 }
 
 namespace {

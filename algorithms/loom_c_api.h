@@ -136,48 +136,22 @@ int loom_find_kernel(loom_op_t op, loom_type_t type, loom_reduction_t *out);
 
 /* The collectives loom implements: LOOM_COLL_<NAME>, one per row of collectives.def. */
 typedef enum loom_coll {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) LOOM_COLL_##NAME,
+#define LOOM_COLLECTIVE(name, NAME, ...) LOOM_COLL_##NAME,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     LOOM_COLL_COUNT
 } loom_coll_t;
 
-/* Whether a signature class (collectives.def) gives a count per rank rather than one for all. */
-#define LOOM_PER_RANK_COUNTS_reduction 0
-#define LOOM_PER_RANK_COUNTS_rooted_reduction 0
-#define LOOM_PER_RANK_COUNTS_reduction_v 1
-#define LOOM_PER_RANK_COUNTS_exchange 0
-#define LOOM_PER_RANK_COUNTS_exchange_v 1
-#define LOOM_PER_RANK_COUNTS_rooted_exchange 0
-#define LOOM_PER_RANK_COUNTS_rooted_exchange_v 1
-#define LOOM_PER_RANK_COUNTS_scatter_v 1
-#define LOOM_PER_RANK_COUNTS_exchange_vv 1
-#define LOOM_PER_RANK_COUNTS_exchange_w 1
-#define LOOM_PER_RANK_COUNTS_broadcast 0
-#define LOOM_PER_RANK_COUNTS_sync 0
-
-/* collectives.def's `reduces` and `rooted` of coll and its signature's per-rank counts, as bits. */
-enum { LOOM_COLL_REDUCES = 1, LOOM_COLL_ROOTED = 2, LOOM_COLL_PER_RANK_COUNTS = 4 };
-static inline unsigned loom_coll_traits(loom_coll_t coll)
-{
-    static const unsigned char traits[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi)                 \
-    (unsigned char)((reduces) ? LOOM_COLL_REDUCES : 0) | ((rooted) ? LOOM_COLL_ROOTED : 0) | \
-        (LOOM_PER_RANK_COUNTS_##signature ? LOOM_COLL_PER_RANK_COUNTS : 0),
-#include "collectives.def"
-#undef LOOM_COLLECTIVE
-    };
-    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT ? traits[coll] : 0u;
-}
-/* 1 if coll combines data with an op; 1 if it has a root. */
-static inline int loom_coll_reduces(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_REDUCES); }
-static inline int loom_coll_rooted(loom_coll_t coll) { return 0 != (loom_coll_traits(coll) & LOOM_COLL_ROOTED); }
-/* 1 if only coll's root knows every rank's count (gatherv, scatterv): rooted, with per-rank counts. */
-static inline int loom_coll_counts_at_root_only(loom_coll_t coll)
-{
-    return (LOOM_COLL_ROOTED | LOOM_COLL_PER_RANK_COUNTS) ==
-           (loom_coll_traits(coll) & (LOOM_COLL_ROOTED | LOOM_COLL_PER_RANK_COUNTS));
-}
+/* Which ranks get a result, and how the counts are given: collectives.def's `result` and `counts`
+ * columns, which say what each value means. */
+typedef enum loom_result { LOOM_RESULT_all, LOOM_RESULT_root, LOOM_RESULT_not_first, LOOM_RESULT_none } loom_result_t;
+typedef enum loom_counts {
+    LOOM_COUNTS_uniform,
+    LOOM_COUNTS_per_rank,
+    LOOM_COUNTS_root_only,
+    LOOM_COUNTS_per_peer,
+    LOOM_COUNTS_per_neighbour
+} loom_counts_t;
 
 /* What each rank's buffers hold: collectives.def's `layout` column, which says what each means. */
 typedef enum loom_layout {
@@ -187,23 +161,52 @@ typedef enum loom_layout {
     LOOM_LAYOUT_per_peer,
     LOOM_LAYOUT_scattered,
     LOOM_LAYOUT_per_peer_v,
-    LOOM_LAYOUT_none
+    LOOM_LAYOUT_none,
+    LOOM_LAYOUT_COUNT
 } loom_layout_t;
-static inline loom_layout_t loom_coll_layout(loom_coll_t coll)
+
+/* A collective's row as the glue reads it: one small record per collective. */
+typedef struct loom_coll_row {
+    unsigned char reduces, rooted, layout, result, counts;
+} loom_coll_row_t;
+static inline const loom_coll_row_t *loom_coll_row(loom_coll_t coll)
 {
-    static const unsigned char layouts[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) (unsigned char)LOOM_LAYOUT_##layout,
+    static const loom_coll_row_t rows[LOOM_COLL_COUNT + 1] = {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, ...) \
+    {reduces, rooted, LOOM_LAYOUT_##layout, LOOM_RESULT_##result, LOOM_COUNTS_##counts},
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
+        {0, 0, LOOM_LAYOUT_none, LOOM_RESULT_none, LOOM_COUNTS_uniform} /* not a collective */
     };
-    return (unsigned)coll < (unsigned)LOOM_COLL_COUNT ? (loom_layout_t)layouts[coll] : LOOM_LAYOUT_none;
+    return &rows[(unsigned)coll < (unsigned)LOOM_COLL_COUNT ? coll : LOOM_COLL_COUNT];
+}
+/* 1 if coll combines data with an op; 1 if it has a root. */
+static inline int loom_coll_reduces(loom_coll_t coll) { return loom_coll_row(coll)->reduces; }
+static inline int loom_coll_rooted(loom_coll_t coll) { return loom_coll_row(coll)->rooted; }
+static inline loom_layout_t loom_coll_layout(loom_coll_t coll) { return (loom_layout_t)loom_coll_row(coll)->layout; }
+/* 1 if only coll's root knows every rank's count (gatherv, scatterv). */
+static inline int loom_coll_counts_at_root_only(loom_coll_t coll)
+{
+    return LOOM_COUNTS_root_only == loom_coll_row(coll)->counts;
 }
 /* 1 if coll's counts may differ from rank to rank (gatherv, scatterv: only the root knows them all;
  * alltoallv, alltoallw: each rank its own): its message size is 0, and its device calls run on host
  * copies (registry.hpp's counts_differ_by_rank). */
 static inline int loom_coll_counts_differ_by_rank(loom_coll_t coll)
 {
-    return loom_coll_counts_at_root_only(coll) || LOOM_LAYOUT_per_peer_v == loom_coll_layout(coll);
+    const unsigned counts = loom_coll_row(coll)->counts;
+    return LOOM_COUNTS_root_only == counts || LOOM_COUNTS_per_peer == counts || LOOM_COUNTS_per_neighbour == counts;
+}
+/* 1 if rank's receive buffer gets a result of coll (collectives.def's `result`). */
+static inline int loom_coll_has_result(loom_coll_t coll, int rank, int root)
+{
+    switch ((loom_result_t)loom_coll_row(coll)->result) {
+    case LOOM_RESULT_all: return 1;
+    case LOOM_RESULT_root: return rank == root;
+    case LOOM_RESULT_not_first: return rank != 0;
+    case LOOM_RESULT_none: return 0;
+    }
+    return 0;
 }
 
 /* One collective call, as the core sees it (see algorithms/collectives.hpp), by its layout

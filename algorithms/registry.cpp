@@ -312,6 +312,15 @@ constexpr bool grouped_and_unique()
 static_assert(grouped_and_unique(),
               "each collective's algorithms listed together, in Collective's order, names unique");
 
+// Every algorithm takes its collective's argument record (collectives.def's Args column).
+constexpr bool take_their_rows_args()
+{
+    for (const Algorithm& a : kAlgorithms)
+        if (a.run.index() != args_index(a.collective)) return false;
+    return true;
+}
+static_assert(take_their_rows_args(), "an algorithm's function takes its collective's Args (collectives.def)");
+
 } // namespace
 
 std::span<const Algorithm> all_algorithms() { return kAlgorithms; }

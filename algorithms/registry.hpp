@@ -9,13 +9,14 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 namespace loom {
 
 // The collectives, one per row of collectives.def (the C interface's loom_coll_t).
 enum class Collective : int {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) name = LOOM_COLL_##NAME,
+#define LOOM_COLLECTIVE(name, NAME, ...) name = LOOM_COLL_##NAME,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 };
@@ -23,7 +24,7 @@ inline constexpr int kCollectiveCount = LOOM_COLL_COUNT;
 
 // Every collective, in the table's order: what tools and tests loop over.
 inline constexpr std::array<Collective, kCollectiveCount> kAllCollectives = {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) Collective::name,
+#define LOOM_COLLECTIVE(name, ...) Collective::name,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 };
@@ -33,7 +34,7 @@ constexpr std::span<const Collective> all_collectives() { return kAllCollectives
 constexpr std::string_view to_string(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+#define LOOM_COLLECTIVE(name, ...) \
     case Collective::name: return #name;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -45,7 +46,7 @@ constexpr std::string_view to_string(Collective c)
 constexpr bool reduces(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
     case Collective::name: return reduces;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -64,11 +65,12 @@ enum class Layout : int {
     per_peer_v = LOOM_LAYOUT_per_peer_v,
     none = LOOM_LAYOUT_none,
 };
+inline constexpr int kLayoutCount = LOOM_LAYOUT_COUNT;
 
 constexpr Layout layout(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
     case Collective::name: return Layout::layout;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -79,7 +81,7 @@ constexpr Layout layout(Collective c)
 constexpr bool rooted(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
     case Collective::name: return rooted;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
@@ -87,30 +89,74 @@ constexpr bool rooted(Collective c)
     return false;
 }
 
-// Whether the collective's MPI signature gives a count per rank (collectives.def's signature
-// classes reduction_v, exchange_v, rooted_exchange_v, scatter_v: reduce_scatter, allgatherv,
-// gatherv, scatterv) rather than one for all.
-constexpr bool per_rank_counts(Collective c)
+// Which ranks get a result (collectives.def's result column, which says what each means).
+enum class ResultRanks : int {
+    all = LOOM_RESULT_all,
+    root = LOOM_RESULT_root,
+    not_first = LOOM_RESULT_not_first,
+    none = LOOM_RESULT_none,
+};
+
+constexpr ResultRanks result_ranks(Collective c)
 {
     switch (c) {
-#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi) \
-    case Collective::name: return LOOM_PER_RANK_COUNTS_##signature != 0;
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
+    case Collective::name: return ResultRanks::result;
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
+    }
+    return ResultRanks::none;
+}
+
+// Whether `rank`'s receive buffer gets a result of a call of c with this root.
+constexpr bool has_result(Collective c, int rank, int root)
+{
+    switch (result_ranks(c)) {
+    case ResultRanks::all: return true;
+    case ResultRanks::root: return rank == root;
+    case ResultRanks::not_first: return rank != 0;
+    case ResultRanks::none: return false;
     }
     return false;
 }
 
+// How the call gives its counts (collectives.def's counts column).
+enum class Counts : int {
+    uniform = LOOM_COUNTS_uniform,
+    per_rank = LOOM_COUNTS_per_rank,
+    root_only = LOOM_COUNTS_root_only,
+    per_peer = LOOM_COUNTS_per_peer,
+    per_neighbour = LOOM_COUNTS_per_neighbour,
+};
+
+constexpr Counts counts(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
+    case Collective::name: return Counts::counts;
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return Counts::uniform;
+}
+
+// Whether the collective gives a count per rank or peer (reduce_scatter, allgatherv, gatherv,
+// scatterv, alltoallv, alltoallw) rather than one for all.
+constexpr bool per_rank_counts(Collective c) { return counts(c) != Counts::uniform; }
+
 // Whether only the root knows every rank's count (gatherv, scatterv): the other ranks know their
 // own. Their message size is then no rank's to choose by (message_bytes: 0), and an algorithm
 // listed for them reads only its own count away from the root.
-constexpr bool counts_at_root_only(Collective c) { return rooted(c) && per_rank_counts(c); }
+constexpr bool counts_at_root_only(Collective c) { return counts(c) == Counts::root_only; }
 
 // Whether a call's counts may differ from rank to rank, so that no two ranks need agree on them
 // (gatherv, scatterv: the root's and the others'; alltoallv, alltoallw: each rank's own). Such a
 // call's message size is 0 (message_bytes) and its device buffers are not staged (staging cuts
 // blocks into pieces by the counts, which every rank must then cut alike).
-constexpr bool counts_differ_by_rank(Collective c) { return counts_at_root_only(c) || layout(c) == Layout::per_peer_v; }
+constexpr bool counts_differ_by_rank(Collective c)
+{
+    return counts(c) == Counts::root_only || counts(c) == Counts::per_peer || counts(c) == Counts::per_neighbour;
+}
 
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
@@ -166,6 +212,29 @@ using ScatterFn = void (*)(Transport&, MemoryOps&, const ScatterArgs&);
 using AlltoallvFn = void (*)(Transport&, MemoryOps&, const AlltoallvArgs&);
 using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn,
                             ScatterFn, AlltoallvFn>;
+
+// The argument record of c's algorithms (collectives.def's Args column): Runner's alternative for
+// it. registry.cpp asserts that every algorithm listed for c takes it.
+template <class Args>
+using FnOf = void (*)(Transport&, MemoryOps&, const Args&);
+template <class Fn, std::size_t I = 0>
+constexpr std::size_t runner_index()
+{
+    if constexpr (std::is_same_v<std::variant_alternative_t<I, Runner>, Fn>)
+        return I;
+    else
+        return runner_index<Fn, I + 1>();
+}
+constexpr std::size_t args_index(Collective c)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, signature, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
+    case Collective::name: return runner_index<FnOf<Args>>();
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return std::variant_size_v<Runner>;
+}
 
 struct Algorithm {
     std::string_view name; // user-facing, e.g. in coll_loom_allreduce_algorithm

@@ -2,6 +2,7 @@
 #include "staging.hpp"
 
 #include "collectives.hpp"
+#include "layouts.hpp"
 
 #include <algorithm>
 #include <array>
@@ -169,188 +170,216 @@ struct Pieces {
     std::size_t q = 1, segments = 0, slot_units = 0;
 };
 
+// One HostMemory per segment call: its small scratch lives for one call.
+void run_host(const Algorithm& algorithm, Transport& net, const loom_call_t& c)
+{
+    HostMemory mem;
+    run_call(algorithm, net, mem, c);
+}
+
+// The call on segment i of a blocked collective: piece i of every block, in place on the slot.
+void run_pieces_in_place(const Algorithm& algorithm, Transport& net, const loom_call_t& call, const Pieces& pieces,
+                         std::size_t i, std::byte* slot)
+{
+    const std::vector<std::size_t> counts = pieces.lengths(i);
+    loom_call_t c = host_call(call);
+    c.sbuf = nullptr;
+    c.rbuf = slot;
+    c.counts = counts.data();
+    run_host(algorithm, net, c);
+}
+
 } // namespace
+
+// The staging of each layout (collectives.def), the stage of its record in kLayouts
+// (layouts.cpp): a vector is staged in segments, each a call of its own; blocks are staged
+// piece by piece, each segment holding piece i of every block.
+namespace staged {
+
+void vector(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
+{
+    const Collective coll = algorithm.collective;
+    const bool result_here = has_result(coll, net.rank(), call.root);
+    if (!reduces(coll)) { // bcast: the root's source
+        const bool root = net.rank() == call.root;
+        stage_segments(copier, root ? call.rbuf : nullptr, root ? nullptr : call.rbuf, call.count,
+                       staging_segment_bytes(call.staging_bytes, 1),
+                       [&](std::byte* slot, std::size_t, std::size_t length) {
+                           loom_call_t c = host_call(call);
+                           c.rbuf = slot;
+                           c.count = length;
+                           run_host(algorithm, net, c);
+                       });
+        return;
+    }
+    const std::size_t elem = call.op.elem_size;
+    if (result_ranks(coll) == ResultRanks::root) {
+        // reduce: the root reduces in place on its slot; the others send theirs
+        const void* src = result_here && call.sbuf == nullptr ? call.rbuf : call.sbuf;
+        stage_segments(copier, src, result_here ? call.rbuf : nullptr, call.count * elem,
+                       staging_segment_bytes(call.staging_bytes, elem),
+                       [&](std::byte* slot, std::size_t, std::size_t length) {
+                           loom_call_t c = host_call(call);
+                           c.sbuf = result_here ? nullptr : slot;
+                           c.rbuf = result_here ? slot : nullptr;
+                           c.count = length / elem;
+                           run_host(algorithm, net, c);
+                       });
+        return;
+    }
+    // allreduce, scan, exscan: elementwise, so each segment is a call of its own, in place on the
+    // slot; a rank without a result (exscan's rank 0) leaves its buffer as it was.
+    const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
+    stage_segments(copier, src, result_here ? call.rbuf : nullptr, call.count * elem,
+                   staging_segment_bytes(call.staging_bytes, elem),
+                   [&](std::byte* slot, std::size_t, std::size_t length) {
+                       loom_call_t c = host_call(call);
+                       c.sbuf = nullptr;
+                       c.rbuf = slot;
+                       c.count = length / elem;
+                       run_host(algorithm, net, c);
+                   });
+}
+
+void split(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
+{
+    // Segment i: piece i of every block, reduced in place on the slot; this rank's piece
+    // of the result is at the slot's start.
+    const int P = net.size(), rank = net.rank();
+    const std::size_t elem = call.op.elem_size;
+    const Pieces pieces(call.counts, P, elem, call.staging_bytes);
+    const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
+    auto* dst = static_cast<std::byte*>(call.rbuf);
+    stage_pipeline(
+        copier, pieces.segments, pieces.slot_units * elem,
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            std::size_t packed = 0;
+            for (int b = 0; b < P; ++b) {
+                post(slot + packed * elem, src + pieces.source(i, b) * elem, pieces.length(i, b) * elem);
+                packed += pieces.length(i, b);
+            }
+        },
+        [&](std::size_t i, std::byte* slot) { run_pieces_in_place(algorithm, net, call, pieces, i, slot); },
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            post(dst + pieces.offset(i, rank) * elem, slot, pieces.length(i, rank) * elem);
+        });
+}
+
+void gathered(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
+{
+    // Segment i: piece i of every block; this rank's piece goes to its place in the slot, the
+    // algorithm runs in place there, and every piece goes to its place in rbuf on the ranks that
+    // get a result (a gather's root only).
+    const int P = net.size(), rank = net.rank();
+    const bool result_here = has_result(algorithm.collective, rank, call.root);
+    const Pieces pieces(call.counts, P, 1, call.staging_bytes);
+    const auto* own = call.sbuf != nullptr
+                          ? static_cast<const std::byte*>(call.sbuf)
+                          : static_cast<const std::byte*>(call.rbuf) + pieces.start[std::size_t(rank)];
+    auto* dst = static_cast<std::byte*>(call.rbuf);
+    stage_pipeline(
+        copier, pieces.segments, pieces.slot_units,
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            std::size_t packed = 0;
+            for (int b = 0; b < rank; ++b) packed += pieces.length(i, b);
+            post(slot + packed, own + pieces.offset(i, rank), pieces.length(i, rank));
+        },
+        [&](std::size_t i, std::byte* slot) { run_pieces_in_place(algorithm, net, call, pieces, i, slot); },
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            if (!result_here) return;
+            std::size_t packed = 0;
+            for (int b = 0; b < P; ++b) {
+                post(dst + pieces.source(i, b), slot + packed, pieces.length(i, b));
+                packed += pieces.length(i, b);
+            }
+        });
+}
+
+void scattered(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
+{
+    // Segment i: piece i of every block. The root packs them into its slot and scatters from
+    // there (in place on the slot: its own piece stays); every rank's piece goes from its slot
+    // to its place in rbuf (the root's unless MPI_IN_PLACE, where rbuf is null).
+    const int P = net.size(), rank = net.rank();
+    const bool root = rank == call.root;
+    const Pieces pieces(call.counts, P, 1, call.staging_bytes);
+    const auto* src = static_cast<const std::byte*>(call.sbuf);
+    auto* dst = static_cast<std::byte*>(call.rbuf);
+    auto own_at = [&](std::size_t i) { // this rank's piece in segment i's slot
+        std::size_t packed = 0;
+        for (int b = 0; root && b < rank; ++b) packed += pieces.length(i, b);
+        return packed;
+    };
+    stage_pipeline(
+        copier, pieces.segments, pieces.slot_units,
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            if (!root) return;
+            std::size_t packed = 0;
+            for (int b = 0; b < P; ++b) {
+                post(slot + packed, src + pieces.source(i, b), pieces.length(i, b));
+                packed += pieces.length(i, b);
+            }
+        },
+        [&](std::size_t i, std::byte* slot) {
+            const std::vector<std::size_t> counts = pieces.lengths(i);
+            loom_call_t c = host_call(call);
+            c.sbuf = root ? slot : nullptr;
+            c.rbuf = root ? nullptr : slot;
+            c.counts = counts.data();
+            run_host(algorithm, net, c);
+        },
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) {
+            if (dst != nullptr) post(dst + pieces.offset(i, rank), slot + own_at(i), pieces.length(i, rank));
+        });
+}
+
+void per_peer(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
+{
+    // Segment i: piece i of every block, in place on the slot (all pieces of one segment
+    // have the same length, as alltoall's blocks do).
+    const int P = net.size();
+    const std::vector<std::size_t> blocks(std::size_t(P), call.count);
+    const Pieces pieces(blocks.data(), P, 1, call.staging_bytes);
+    const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
+    auto* dst = static_cast<std::byte*>(call.rbuf);
+    auto move = [&](std::size_t i, std::byte* slot, const PostCopy& post, bool in) {
+        const std::size_t len = pieces.length(i, 0);
+        for (int b = 0; b < P; ++b) {
+            if (in)
+                post(slot + std::size_t(b) * len, src + pieces.source(i, b), len);
+            else
+                post(dst + pieces.source(i, b), slot + std::size_t(b) * len, len);
+        }
+    };
+    stage_pipeline(
+        copier, pieces.segments, pieces.slot_units,
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, true); },
+        [&](std::size_t i, std::byte* slot) {
+            loom_call_t c = host_call(call);
+            c.sbuf = nullptr;
+            c.rbuf = slot;
+            c.count = pieces.length(i, 0);
+            run_host(algorithm, net, c);
+        },
+        [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, false); });
+}
+
+void per_peer_v(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&)
+{
+    // The glue runs these on host copies (counts_differ_by_rank): no two ranks cut alike.
+    throw std::logic_error("run_staged: alltoallv and alltoallw are not staged");
+}
+
+void none(const Algorithm& algorithm, Transport& net, AsyncCopier&, const loom_call_t& call)
+{
+    run_host(algorithm, net, host_call(call));
+}
+
+} // namespace staged
 
 void run_staged(const Algorithm& algorithm, Transport& net, AsyncCopier& copier, const loom_call_t& call)
 {
-    const int P = net.size(), rank = net.rank();
-    // One HostMemory per segment call: its small scratch lives for one call.
-    auto run_host = [&](const loom_call_t& c) {
-        HostMemory mem;
-        run_call(algorithm, net, mem, c);
-    };
-    // The call on segment i of a blocked collective: piece i of every block, in place on the slot.
-    auto run_pieces_in_place = [&](const Pieces& pieces, std::size_t i, std::byte* slot) {
-        const std::vector<std::size_t> counts = pieces.lengths(i);
-        loom_call_t c = host_call(call);
-        c.sbuf = nullptr;
-        c.rbuf = slot;
-        c.counts = counts.data();
-        run_host(c);
-    };
-    // By the collective's layout (collectives.def): a vector is staged in segments, each a call
-    // of its own; blocks are staged piece by piece, each segment holding piece i of every block.
-    const Collective coll = algorithm.collective;
-    switch (layout(coll)) {
-    case Layout::vector:
-        if (!rooted(coll)) { // allreduce, scan, exscan: elementwise, so each segment is a call of its own
-            const std::size_t elem = call.op.elem_size;
-            const void* src = call.sbuf != nullptr ? call.sbuf : call.rbuf;
-            // exscan's rank 0 gets no result: its buffer is left as it was.
-            void* dst = coll == Collective::exscan && rank == 0 ? nullptr : call.rbuf;
-            stage_segments(copier, src, dst, call.count * elem, staging_segment_bytes(call.staging_bytes, elem),
-                           [&](std::byte* slot, std::size_t, std::size_t length) {
-                               loom_call_t c = host_call(call);
-                               c.sbuf = nullptr; // in place on the slot
-                               c.rbuf = slot;
-                               c.count = length / elem;
-                               run_host(c);
-                           });
-        } else if (reduces(coll)) { // reduce: the root's result
-            const std::size_t elem = call.op.elem_size;
-            const bool root = rank == call.root;
-            const void* src = root && call.sbuf == nullptr ? call.rbuf : call.sbuf;
-            stage_segments(copier, src, root ? call.rbuf : nullptr, call.count * elem,
-                           staging_segment_bytes(call.staging_bytes, elem),
-                           [&](std::byte* slot, std::size_t, std::size_t length) {
-                               loom_call_t c = host_call(call);
-                               // The root reduces in place on its slot; the others send theirs.
-                               c.sbuf = root ? nullptr : slot;
-                               c.rbuf = root ? slot : nullptr;
-                               c.count = length / elem;
-                               run_host(c);
-                           });
-        } else { // bcast: the root's source
-            const bool root = rank == call.root;
-            stage_segments(copier, root ? call.rbuf : nullptr, root ? nullptr : call.rbuf, call.count,
-                           staging_segment_bytes(call.staging_bytes, 1),
-                           [&](std::byte* slot, std::size_t, std::size_t length) {
-                               loom_call_t c = host_call(call);
-                               c.rbuf = slot;
-                               c.count = length;
-                               run_host(c);
-                           });
-        }
-        return;
-    case Layout::split: {
-        // Segment i: piece i of every block, reduced in place on the slot; this rank's piece
-        // of the result is at the slot's start.
-        const std::size_t elem = call.op.elem_size;
-        const Pieces pieces(call.counts, P, elem, call.staging_bytes);
-        const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
-        auto* dst = static_cast<std::byte*>(call.rbuf);
-        stage_pipeline(
-            copier, pieces.segments, pieces.slot_units * elem,
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                std::size_t packed = 0;
-                for (int b = 0; b < P; ++b) {
-                    post(slot + packed * elem, src + pieces.source(i, b) * elem, pieces.length(i, b) * elem);
-                    packed += pieces.length(i, b);
-                }
-            },
-            [&](std::size_t i, std::byte* slot) { run_pieces_in_place(pieces, i, slot); },
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                post(dst + pieces.offset(i, rank) * elem, slot, pieces.length(i, rank) * elem);
-            });
-        return;
-    }
-    case Layout::gathered: {
-        // Segment i: piece i of every block; this rank's piece goes to its place in the slot,
-        // the algorithm runs in place there, and every piece goes to its place in rbuf - a
-        // rooted one's (gather) on the root only.
-        const bool result_here = !rooted(coll) || rank == call.root;
-        const Pieces pieces(call.counts, P, 1, call.staging_bytes);
-        const auto* own = call.sbuf != nullptr
-                              ? static_cast<const std::byte*>(call.sbuf)
-                              : static_cast<const std::byte*>(call.rbuf) + pieces.start[std::size_t(rank)];
-        auto* dst = static_cast<std::byte*>(call.rbuf);
-        stage_pipeline(
-            copier, pieces.segments, pieces.slot_units,
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                std::size_t packed = 0;
-                for (int b = 0; b < rank; ++b) packed += pieces.length(i, b);
-                post(slot + packed, own + pieces.offset(i, rank), pieces.length(i, rank));
-            },
-            [&](std::size_t i, std::byte* slot) { run_pieces_in_place(pieces, i, slot); },
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                if (!result_here) return;
-                std::size_t packed = 0;
-                for (int b = 0; b < P; ++b) {
-                    post(dst + pieces.source(i, b), slot + packed, pieces.length(i, b));
-                    packed += pieces.length(i, b);
-                }
-            });
-        return;
-    }
-    case Layout::scattered: {
-        // Segment i: piece i of every block. The root packs them into its slot and scatters from
-        // there (in place on the slot: its own piece stays); every rank's piece goes from its slot
-        // to its place in rbuf (the root's unless MPI_IN_PLACE, where rbuf is null).
-        const bool root = rank == call.root;
-        const Pieces pieces(call.counts, P, 1, call.staging_bytes);
-        const auto* src = static_cast<const std::byte*>(call.sbuf);
-        auto* dst = static_cast<std::byte*>(call.rbuf);
-        auto own_at = [&](std::size_t i) { // this rank's piece in segment i's slot
-            std::size_t packed = 0;
-            for (int b = 0; root && b < rank; ++b) packed += pieces.length(i, b);
-            return packed;
-        };
-        stage_pipeline(
-            copier, pieces.segments, pieces.slot_units,
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                if (!root) return;
-                std::size_t packed = 0;
-                for (int b = 0; b < P; ++b) {
-                    post(slot + packed, src + pieces.source(i, b), pieces.length(i, b));
-                    packed += pieces.length(i, b);
-                }
-            },
-            [&](std::size_t i, std::byte* slot) {
-                const std::vector<std::size_t> counts = pieces.lengths(i);
-                loom_call_t c = host_call(call);
-                c.sbuf = root ? slot : nullptr;
-                c.rbuf = root ? nullptr : slot;
-                c.counts = counts.data();
-                run_host(c);
-            },
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) {
-                if (dst != nullptr) post(dst + pieces.offset(i, rank), slot + own_at(i), pieces.length(i, rank));
-            });
-        return;
-    }
-    case Layout::per_peer: {
-        // Segment i: piece i of every block, in place on the slot (all pieces of one segment
-        // have the same length, as alltoall's blocks do).
-        const std::vector<std::size_t> blocks(std::size_t(P), call.count);
-        const Pieces pieces(blocks.data(), P, 1, call.staging_bytes);
-        const auto* src = static_cast<const std::byte*>(call.sbuf != nullptr ? call.sbuf : call.rbuf);
-        auto* dst = static_cast<std::byte*>(call.rbuf);
-        auto move = [&](std::size_t i, std::byte* slot, const PostCopy& post, bool in) {
-            const std::size_t len = pieces.length(i, 0);
-            for (int b = 0; b < P; ++b) {
-                if (in)
-                    post(slot + std::size_t(b) * len, src + pieces.source(i, b), len);
-                else
-                    post(dst + pieces.source(i, b), slot + std::size_t(b) * len, len);
-            }
-        };
-        stage_pipeline(
-            copier, pieces.segments, pieces.slot_units,
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, true); },
-            [&](std::size_t i, std::byte* slot) {
-                loom_call_t c = host_call(call);
-                c.sbuf = nullptr;
-                c.rbuf = slot;
-                c.count = pieces.length(i, 0);
-                run_host(c);
-            },
-            [&](std::size_t i, std::byte* slot, const PostCopy& post) { move(i, slot, post, false); });
-        return;
-    }
-    case Layout::none: run_host(host_call(call)); return;
-    case Layout::per_peer_v: // the glue runs these on host copies (counts_differ_by_rank)
-        throw std::logic_error("run_staged: alltoallv and alltoallw are not staged");
-    }
+    layout_ops(layout(algorithm.collective)).stage(algorithm, net, copier, call);
 }
 
 } // namespace loom

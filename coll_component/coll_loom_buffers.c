@@ -22,7 +22,7 @@
  * shares (data-movement datatypes only through their sizes), except whether a copy is made,
  * which is local and invisible to the other ranks.
  */
-#include "coll_loom_call.h"
+#include "coll_loom_layouts.h"
 
 #include "loom_device.h"
 
@@ -54,20 +54,6 @@ static ptrdiff_t block_offset(const loom_buffer_t *b, int i)
     return NULL != b->dtypes ? (ptrdiff_t)b->displs[i] : block_displ(b, i) * loom_type_extent(b->dtype);
 }
 static size_t block_bytes(const loom_buffer_t *b, int i) { return block_count(b, i) * loom_type_size(block_type(b, i)); }
-
-static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_t *dtype, size_t count, int read,
-                       int written)
-{
-    b->user = (void *)user;
-    b->dtype = dtype;
-    b->blocks = 1;
-    b->count = count;
-    b->counts = NULL;
-    b->displs = NULL;
-    b->dtypes = NULL;
-    b->read = read;
-    b->written = written;
-}
 
 /* 1 if the buffer's blocks lie end to end as one contiguous run of its data. */
 static int dense_in_place(const loom_buffer_t *b)
@@ -105,179 +91,36 @@ static char *dense_start(const loom_buffer_t *b)
 
 /* ---- describing a call ---- */
 
-static int ensure_counts(loom_glue_call_t *c, int size)
+int loom_call_counts(loom_glue_call_t *c, int n)
 {
-    if ((size_t)size > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
-        c->counts = malloc((size_t)size * sizeof(size_t));
+    if ((size_t)n > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
+        c->counts = malloc((size_t)n * sizeof(size_t));
         if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
     }
     c->core.counts = c->counts;
     return OMPI_SUCCESS;
 }
 
-static const char *describe_reduction(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
-{
-    const loom_mpi_call_t *m = c->mpi;
-    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    size_t total = (size_t)m->count;
-    int in_place = MPI_IN_PLACE == m->sbuf, has_result = 1;
-    const void *input = m->sbuf;
-    switch (loom_coll_layout(m->coll)) {
-    case LOOM_LAYOUT_vector: /* allreduce, reduce, scan, exscan */
-        if (m->count < 0) return "negative count";
-        /* Only the root's receive buffer is significant in a rooted one (reduce). exscan's rank 0
-         * gets no result (MPI leaves its buffer undefined; loom, as Open MPI, leaves it as it
-         * was): like a reduce's non-root it only sends its input, which in place is in rbuf. */
-        has_result = !loom_coll_rooted(m->coll) || rank == m->root;
-        if (LOOM_COLL_EXSCAN == m->coll && 0 == rank) {
-            has_result = 0;
-            if (in_place || m->sbuf == m->rbuf) input = m->rbuf;
-        }
-        in_place = has_result && (in_place || m->sbuf == m->rbuf);
-        c->core.count = total;
-        c->core.root = m->root;
-        c->result_count = total;
-        break;
-    default: /* split, reduce_scatter(_block): counts[i] elements for rank i */
-        if (NULL == m->counts && m->count < 0) return "negative count";
-        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
-        total = 0;
-        for (int i = 0; i < size; ++i) {
-            const int n = NULL != m->counts ? m->counts[i] : m->count;
-            if (n < 0) return "negative count";
-            c->counts[i] = (size_t)n;
-            total += (size_t)n;
-        }
-        c->result_count = c->counts[rank];
-        break;
-    }
-    set_buffer(&c->send, in_place ? NULL : input, m->dtype, total, LOOM_READ_ALL, 0);
-    set_buffer(&c->recv, has_result ? m->rbuf : NULL, m->dtype, in_place ? total : c->result_count,
-               in_place ? LOOM_READ_ALL : LOOM_READ_NONE, has_result);
-    const char *why = NULL;
-    if (!loom_plan_reduction(m->dtype, m->op, &c->plan, &why)) return why;
-    c->core.op = c->plan.reduction;
-    c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
-    c->dense = !c->plan.holes;
-    c->core.sbuf = c->send.user;
-    c->core.rbuf = c->recv.user;
-    return NULL;
-}
-
-static const char *describe_data_movement(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
-{
-    const loom_mpi_call_t *m = c->mpi;
-    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    const int in_place = MPI_IN_PLACE == m->sbuf;
-    switch (loom_coll_layout(m->coll)) {
-    case LOOM_LAYOUT_vector: { /* bcast: the root's buffer is read, the others' written */
-        if (m->count < 0) return "negative count";
-        const int root = rank == m->root;
-        c->core.count = (size_t)m->count * loom_type_size(m->dtype);
-        c->core.root = m->root;
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
-        return NULL;
-    }
-    case LOOM_LAYOUT_per_peer: /* alltoall */
-        if (m->count < 0) return "negative count";
-        c->core.count = (size_t)m->count * loom_type_size(m->dtype);
-        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)size * (size_t)m->scount, LOOM_READ_ALL, 0);
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count,
-                   in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
-        return NULL;
-    case LOOM_LAYOUT_gathered: { /* allgather(v), gather */
-        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
-        c->core.root = m->root;
-        if (loom_coll_rooted(m->coll) && rank != m->root) {
-            /* gather's other ranks: the receive side is the root's alone (MPI leaves it
-             * undefined here); every block is the size of this rank's, as MPI requires -
-             * gatherv's are the root's to know: the others are 0 here. */
-            if (m->scount < 0) return "negative count";
-            const size_t block = (size_t)m->scount * loom_type_size(m->sdtype);
-            const int own_only = loom_coll_counts_at_root_only(m->coll);
-            for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
-            set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
-            return NULL;
-        }
-        if (NULL == m->counts && m->count < 0) return "negative count";
-        const size_t type_size = loom_type_size(m->dtype);
-        for (int i = 0; i < size; ++i) {
-            const int n = NULL != m->counts ? m->counts[i] : m->count;
-            if (n < 0) return "negative count";
-            c->counts[i] = (size_t)n * type_size;
-        }
-        if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
-        set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, in_place ? rank : LOOM_READ_NONE, 1);
-        c->recv.blocks = size;
-        c->recv.counts = m->counts;
-        c->recv.displs = m->displs;
-        return NULL;
-    }
-    case LOOM_LAYOUT_scattered: { /* scatter: the root's send side holds every rank's block */
-        if (OMPI_SUCCESS != (*rc = ensure_counts(c, size))) return "out of memory";
-        c->core.root = m->root;
-        const int root = rank == m->root;
-        if (root) {
-            if (NULL == m->scounts && m->scount < 0) return "negative count";
-            const size_t type_size = loom_type_size(m->sdtype);
-            for (int i = 0; i < size; ++i) {
-                const int n = NULL != m->scounts ? m->scounts[i] : m->scount;
-                if (n < 0) return "negative count";
-                c->counts[i] = (size_t)n * type_size;
-            }
-            set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
-            c->send.blocks = size;
-            c->send.counts = m->scounts;
-            c->send.displs = m->sdispls;
-        } else {
-            /* The others know their own block, the size of each block (MPI requires the
-             * signatures to match) - scatterv's are the root's to know: the others are 0 here. */
-            if (m->count < 0) return "negative count";
-            const size_t block = (size_t)m->count * loom_type_size(m->dtype);
-            const int own_only = loom_coll_counts_at_root_only(m->coll);
-            for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
-        }
-        /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
-        if (!(root && MPI_IN_PLACE == m->rbuf)) set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
-        return NULL;
-    }
-    case LOOM_LAYOUT_per_peer_v: { /* alltoallv(w): counts[i] bytes to rank i, counts[P + i] from it */
-        if (OMPI_SUCCESS != (*rc = ensure_counts(c, 2 * size))) return "out of memory";
-        for (int i = 0; i < size; ++i) {
-            const int n = m->counts[i];
-            if (n < 0 || (!in_place && m->scounts[i] < 0)) return "negative count";
-            c->counts[size + i] = (size_t)n * loom_type_size(NULL != m->rdtypes ? m->rdtypes[i] : m->dtype);
-            /* In place the send side is the receive side (MPI ignores the send arguments). */
-            c->counts[i] = in_place ? c->counts[size + i]
-                                    : (size_t)m->scounts[i] * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
-        }
-        if (!in_place) {
-            set_buffer(&c->send, m->sbuf, m->sdtype, 0, LOOM_READ_ALL, 0);
-            c->send.blocks = size;
-            c->send.counts = m->scounts;
-            c->send.displs = m->sdispls;
-            c->send.dtypes = m->sdtypes;
-        }
-        set_buffer(&c->recv, m->rbuf, m->dtype, 0, in_place ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
-        c->recv.blocks = size;
-        c->recv.counts = m->counts;
-        c->recv.displs = m->displs;
-        c->recv.dtypes = m->rdtypes;
-        return NULL;
-    }
-    default: /* none: barrier */ return NULL;
-    }
-}
-
+/* By the collective's layout (its descriptor, coll_loom_layouts.c), then a reduction's op plan,
+ * or whether a data movement's buffers are dense where they are. */
 const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
 {
     *rc = OMPI_SUCCESS;
     loom_call_start(c, mpi);
     c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
-    c->send.user = c->recv.user = NULL; /* until the collective's description sets them */
-    if (loom_coll_reduces(mpi->coll)) return describe_reduction(c, comm, rc);
-    const char *why = describe_data_movement(c, comm, rc);
+    c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
+    const char *why = loom_layout_of(mpi->coll)->describe(c, comm, rc);
+    if (loom_coll_reduces(mpi->coll)) {
+        if (NULL != why) return why;
+        if (!loom_plan_reduction(mpi->dtype, mpi->op, &c->plan, &why)) return why;
+        c->core.op = c->plan.reduction;
+        c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
+        c->dense = !c->plan.holes;
+        c->core.sbuf = c->send.user;
+        c->core.rbuf = c->recv.user;
+        return NULL;
+    }
     c->dense = dense_in_place(&c->send) && dense_in_place(&c->recv);
     if (c->dense) {
         c->core.sbuf = dense_start(&c->send);
@@ -297,7 +140,7 @@ int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct
     loom_repeat_core(s, mpi, &c->core, &c->plan, &c->send.user, &c->recv.user);
     if (!s->has_counts) return OMPI_SUCCESS;
     const int size = ompi_comm_size(comm);
-    const int rc = ensure_counts(c, size);
+    const int rc = loom_call_counts(c, size);
     for (int i = 0; OMPI_SUCCESS == rc && i < size; ++i) c->counts[i] = s->each_count;
     return rc;
 }

@@ -193,12 +193,15 @@ static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mp
     if (s->core.op.ctx == &s->plan) core->op.ctx = plan->reduction.ctx = plan;
 }
 
-/* Open MPI's tag for each blocking collective (collectives.def's NAME): a blocking call's
- * messages, and a segment's set-up inside a call. */
+/* Open MPI's tag for each blocking collective (collectives.def's tag): a blocking call's
+ * messages, and a segment's set-up inside a call. A collective Open MPI gives no tag of its own
+ * (tag none: the neighbourhood collectives) takes the first of Open MPI's neighbourhood tags. */
+#define MCA_COLL_BASE_TAG_none MCA_COLL_BASE_TAG_NEIGHBOR_BASE
 static inline int loom_blocking_tag(loom_coll_t coll)
 {
     static const int tags[LOOM_COLL_COUNT] = {
-#define LOOM_COLLECTIVE(name, NAME, ...) [LOOM_COLL_##NAME] = MCA_COLL_BASE_TAG_##NAME,
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, result, counts, Args, tag) \
+    [LOOM_COLL_##NAME] = MCA_COLL_BASE_TAG_##tag,
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
     };

@@ -4,15 +4,21 @@
  * (coll_loom_blocking.c) or mca_coll_loom_start (coll_loom_request.c; non-blocking and
  * persistent). Both take the call through the one pipeline (loom_decide, coll_loom_call.c) and
  * then run it, or hand it on (coll_loom_hand_on.c). A repeat of a call loom handed on is handed
- * on before that, by HAND_ON_REPEAT_AS here. What differs between collectives here is only
+ * on before that, by HAND_ON_REPEAT here. What differs between collectives here is only
  * their MPI signature class (coll_loom_signatures.h).
+ *
+ * A row's entry points are loom_<name>, loom_i<name> and loom_<name>_init, and traced_<name>,
+ * traced_i<name>, traced_<name>_init (grep "loom_##name", "traced_##name"; gcc -E shows them
+ * expanded). Macros are at most two deep: LOOM_COLLECTIVE, then SERVE, START, TRACED,
+ * HAND_ON_REPEAT or a signature class's LOOM_*_<class>, none of which uses another macro of
+ * loom's, so that a compiler error names the row's line and one macro.
  */
 #include "coll_loom.h"
 #include "coll_loom_call.h"
 #include "coll_loom_repeat.h"
 #include "coll_loom_trace.h"
 
-/* Records the call and serves it; REPEAT: what HAND_ON_REPEAT_AS found (a served repeat), or NULL. */
+/* Records the call and serves it; REPEAT: what HAND_ON_REPEAT found (a served repeat), or NULL. */
 #define SERVE(REPEAT, ...)                                                                  \
     do {                                                                                    \
         const loom_mpi_call_t call_ = {__VA_ARGS__};                                        \
@@ -21,28 +27,25 @@
 
 /* A repeat of the last call of COLL in form KIND that loom handed on goes straight to the
  * previous component (CALL_PREVIOUS, a call of its function in m_->previous), before the call's
- * record is built: the pipeline's first test (loom_repeat_of_args, coll_loom_repeat.c) and its
- * hand-on, inline on the arguments - about 150 instructions fewer than the whole path, which a
- * handed-on call adds to the next component's (callgrind: tools/dev/call-instructions
- * --collective bcast; for reduce_scatter, whose per-rank counts kept it off this path until
- * issue 45, about 1000). A blocking call is marked as being handed on meanwhile
- * (mca_coll_loom_module_t.handing_on) and is not handed on so while marked: it was handed back
- * from below. The arguments after COLL are the call's send buffer, receive buffer, count,
- * per-rank receive counts (reduce_scatter, allgatherv), datatype, op, root, send count and send
- * datatype, as SERVE records them (NULL or 0 where the collective has none). Declares repeat_
- * (any other repeat the test found, for SERVE or START: a served one, or one handed back from
- * below). */
-#define HAND_ON_REPEAT_AS(KIND, COLL, SBUF, RBUF, COUNT, COUNTS, DTYPE, OP, ROOT, SCOUNT, SDTYPE, CALL_PREVIOUS) \
-    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                                         \
-    const loom_repeat_t *const repeat_ =                                                                         \
-        loom_repeat_of_args(m_, KIND, COLL, SBUF, RBUF, COUNT, COUNTS, DTYPE, OP, ROOT, SCOUNT, SDTYPE);         \
-    const unsigned mark_ = LOOM_BLOCKING == (KIND) ? 1u << (COLL) : 0u;                                  \
-    if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & mark_)) {                       \
-        loom_note_declined(KIND, COLL, comm, repeat_->why);                                              \
-        m_->handing_on |= mark_;                                                                         \
-        const int rc_ = m_->previous.CALL_PREVIOUS;                                                      \
-        m_->handing_on &= ~mark_;                                                                        \
-        return rc_;                                                                                      \
+ * record is built: the pipeline's first test (FOUND: loom_repeat_of_args, coll_loom_repeat.c, on
+ * the arguments its signature class names, LOOM_KEY_<class>) and its hand-on, inline on the
+ * arguments - about 150 instructions fewer than the whole path, which a handed-on call adds to
+ * the next component's (callgrind: tools/dev/call-instructions --collective bcast; for
+ * reduce_scatter, whose per-rank counts kept it off this path until issue 45, about 1000). A
+ * blocking call is marked as being handed on meanwhile (mca_coll_loom_module_t.handing_on) and
+ * is not handed on so while marked: it was handed back from below. Declares m_ (the module) and
+ * repeat_ (any other repeat the test found, for SERVE or START: a served one, or one handed back
+ * from below). */
+#define HAND_ON_REPEAT(KIND, COLL, FOUND, CALL_PREVIOUS)                                         \
+    mca_coll_loom_module_t *const m_ = (mca_coll_loom_module_t *)module;                         \
+    const loom_repeat_t *const repeat_ = FOUND;                                                  \
+    const unsigned mark_ = LOOM_BLOCKING == (KIND) ? 1u << (COLL) : 0u;                          \
+    if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & mark_)) {               \
+        loom_note_declined(KIND, COLL, comm, repeat_->why);                                      \
+        m_->handing_on |= mark_;                                                                 \
+        const int rc_ = m_->previous.CALL_PREVIOUS;                                              \
+        m_->handing_on &= ~mark_;                                                                \
+        return rc_;                                                                              \
     }
 
 #include "coll_loom_signatures.h"
@@ -56,24 +59,28 @@
         return mca_coll_loom_start(&call_, comm, (mca_coll_loom_module_t *)module, REPEAT); \
     } while (0)
 
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                                            \
+#define LOOM_COLLECTIVE(name, NAME, S, ...)                                                                     \
     static int loom_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)       \
     {                                                                                                              \
-        LOOM_REPEAT_##S(LOOM_BLOCKING, LOOM_COLL_##NAME, name(LOOM_ARGS_##S comm, m_->previous.name##_module))     \
+        HAND_ON_REPEAT(LOOM_BLOCKING, LOOM_COLL_##NAME,                                                            \
+                       loom_repeat_of_args(m_, LOOM_BLOCKING, LOOM_COLL_##NAME, LOOM_KEY_##S),                     \
+                       name(LOOM_ARGS_##S comm, m_->previous.name##_module))                                       \
         SERVE(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);                                                  \
     }                                                                                                              \
     static int loom_i##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, ompi_request_t **request,            \
                             mca_coll_base_module_t *module)                                                        \
     {                                                                                                              \
-        LOOM_REPEAT_##S(LOOM_NONBLOCKING, LOOM_COLL_##NAME,                                                        \
-                        i##name(LOOM_ARGS_##S comm, request, m_->previous.i##name##_module))                       \
-        START(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_NONBLOCKING, .request = request);       \
+        HAND_ON_REPEAT(LOOM_NONBLOCKING, LOOM_COLL_##NAME,                                                         \
+                       loom_repeat_of_args(m_, LOOM_NONBLOCKING, LOOM_COLL_##NAME, LOOM_KEY_##S),                  \
+                       i##name(LOOM_ARGS_##S comm, request, m_->previous.i##name##_module))                        \
+        START(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_NONBLOCKING, .request = request);    \
     }                                                                                                              \
     static int loom_##name##_init(LOOM_PARAMS_##S struct ompi_communicator_t *comm, struct ompi_info_t *info,      \
                                   ompi_request_t **request, mca_coll_base_module_t *module)                        \
     {                                                                                                              \
-        LOOM_REPEAT_##S(LOOM_PERSISTENT, LOOM_COLL_##NAME,                                                         \
-                        name##_init(LOOM_ARGS_##S comm, info, request, m_->previous.name##_init_module))           \
+        HAND_ON_REPEAT(LOOM_PERSISTENT, LOOM_COLL_##NAME,                                                          \
+                       loom_repeat_of_args(m_, LOOM_PERSISTENT, LOOM_COLL_##NAME, LOOM_KEY_##S),                   \
+                       name##_init(LOOM_ARGS_##S comm, info, request, m_->previous.name##_init_module))            \
         START(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_PERSISTENT, .request = request,      \
               .info = info);                                                                                       \
     }
@@ -97,7 +104,7 @@
         return rc_;                                                                          \
     } while (0)
 
-#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi)                                               \
+#define LOOM_COLLECTIVE(name, NAME, S, ...)                                                                          \
     static int traced_##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, mca_coll_base_module_t *module)     \
     {                                                                                                              \
         TRACED(NULL, loom_##name(LOOM_ARGS_##S comm, module), .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);           \

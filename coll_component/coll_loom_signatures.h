@@ -8,10 +8,14 @@
  *   LOOM_ARGS_S        the same as arguments, for a call of the previous component
  *   LOOM_FROM_S(c)     the same from a loom_mpi_call_t c, for mca_coll_loom_hand_on
  *   LOOM_RECORD_S      its loom_mpi_call_t fields (each preceded by a comma)
- *   LOOM_REPEAT_S(KIND, COLL, CALL_PREVIOUS)  HAND_ON_REPEAT_AS (coll_loom_entry.c) on its
- *                      arguments; reduce_scatter's and allgatherv's receive counts by their
- *                      sum, and the classes decided by the communicator alone (counts that
- *                      differ by rank) by root and in-place use only
+ *   LOOM_KEY_S         what loom_repeat_of_args (coll_loom_repeat.c) compares of its arguments
+ *                      to find a repeat: send buffer, receive buffer, count, per-rank receive
+ *                      counts (reduce_scatter, allgatherv: by their sum), datatype, op, root, send
+ *                      count, send datatype (NULL or 0 where the class has none; the classes decided
+ *                      by the communicator alone, whose counts differ by rank, by root and
+ *                      in-place use only)
+ * Each is written out in full (no class's macro uses another's), so that a compiler error in an
+ * entry point is at most two macros deep: LOOM_COLLECTIVE in coll_loom_entry.c, then one of these.
  */
 #ifndef COLL_LOOM_SIGNATURES_H
 #define COLL_LOOM_SIGNATURES_H
@@ -20,23 +24,21 @@
 #define LOOM_ARGS_reduction   sbuf, rbuf, count, dtype, op,
 #define LOOM_FROM_reduction(c) (c)->sbuf, (c)->rbuf, (c)->count, (c)->dtype, (c)->op,
 #define LOOM_RECORD_reduction , .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op
-#define LOOM_REPEAT_reduction(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, NULL, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_reduction sbuf, rbuf, count, NULL, dtype, op, 0, 0, NULL
 
-#define LOOM_PARAMS_rooted_reduction LOOM_PARAMS_reduction int root,
-#define LOOM_ARGS_rooted_reduction   LOOM_ARGS_reduction root,
-#define LOOM_FROM_rooted_reduction(c) LOOM_FROM_reduction(c)(c)->root,
-#define LOOM_RECORD_rooted_reduction LOOM_RECORD_reduction, .root = root
-#define LOOM_REPEAT_rooted_reduction(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, count, NULL, dtype, op, root, 0, NULL, CALL_PREVIOUS)
+#define LOOM_PARAMS_rooted_reduction \
+    const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+#define LOOM_ARGS_rooted_reduction   sbuf, rbuf, count, dtype, op, root,
+#define LOOM_FROM_rooted_reduction(c) (c)->sbuf, (c)->rbuf, (c)->count, (c)->dtype, (c)->op, (c)->root,
+#define LOOM_RECORD_rooted_reduction , .sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root
+#define LOOM_KEY_rooted_reduction sbuf, rbuf, count, NULL, dtype, op, root, 0, NULL
 
 #define LOOM_PARAMS_reduction_v \
     const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
 #define LOOM_ARGS_reduction_v   sbuf, rbuf, rcounts, dtype, op,
 #define LOOM_FROM_reduction_v(c) (c)->sbuf, (c)->rbuf, (c)->counts, (c)->dtype, (c)->op,
 #define LOOM_RECORD_reduction_v , .sbuf = sbuf, .rbuf = rbuf, .counts = rcounts, .dtype = dtype, .op = op
-#define LOOM_REPEAT_reduction_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, rcounts, dtype, op, 0, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_reduction_v sbuf, rbuf, 0, rcounts, dtype, op, 0, 0, NULL
 
 #define LOOM_PARAMS_exchange                                                                    \
     const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
@@ -45,8 +47,7 @@
 #define LOOM_FROM_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype,
 #define LOOM_RECORD_exchange \
     , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
-#define LOOM_REPEAT_exchange(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, NULL, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
+#define LOOM_KEY_exchange sbuf, rbuf, rcount, NULL, rdtype, NULL, 0, scount, sdtype
 
 #define LOOM_PARAMS_exchange_v                                                                           \
     const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
@@ -56,23 +57,28 @@
 #define LOOM_RECORD_exchange_v                                                                                 \
     , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
       .dtype = rdtype
-#define LOOM_REPEAT_exchange_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, rcounts, rdtype, NULL, 0, scount, sdtype, CALL_PREVIOUS)
+#define LOOM_KEY_exchange_v sbuf, rbuf, 0, rcounts, rdtype, NULL, 0, scount, sdtype
 
 /* gather, scatter: the same arguments (which side is significant at the root only is the layout's). */
-#define LOOM_PARAMS_rooted_exchange LOOM_PARAMS_exchange int root,
-#define LOOM_ARGS_rooted_exchange   LOOM_ARGS_exchange root,
-#define LOOM_FROM_rooted_exchange(c) LOOM_FROM_exchange(c)(c)->root,
-#define LOOM_RECORD_rooted_exchange LOOM_RECORD_exchange, .root = root
-#define LOOM_REPEAT_rooted_exchange(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, rcount, NULL, rdtype, NULL, root, scount, sdtype, CALL_PREVIOUS)
+#define LOOM_PARAMS_rooted_exchange                                                              \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
+        struct ompi_datatype_t *rdtype, int root,
+#define LOOM_ARGS_rooted_exchange   sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+#define LOOM_FROM_rooted_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
+#define LOOM_RECORD_rooted_exchange \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype, .root = root
+#define LOOM_KEY_rooted_exchange sbuf, rbuf, rcount, NULL, rdtype, NULL, root, scount, sdtype
 
-#define LOOM_PARAMS_rooted_exchange_v LOOM_PARAMS_exchange_v int root,
-#define LOOM_ARGS_rooted_exchange_v   LOOM_ARGS_exchange_v root,
-#define LOOM_FROM_rooted_exchange_v(c) LOOM_FROM_exchange_v(c)(c)->root,
-#define LOOM_RECORD_rooted_exchange_v LOOM_RECORD_exchange_v, .root = root
-#define LOOM_REPEAT_rooted_exchange_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
+#define LOOM_PARAMS_rooted_exchange_v                                                                     \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
+        const int *displs, struct ompi_datatype_t *rdtype, int root,
+#define LOOM_ARGS_rooted_exchange_v   sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
+#define LOOM_FROM_rooted_exchange_v(c) \
+    (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->counts, (c)->displs, (c)->dtype, (c)->root,
+#define LOOM_RECORD_rooted_exchange_v                                                                         \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
+      .dtype = rdtype, .root = root
+#define LOOM_KEY_rooted_exchange_v sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL
 
 #define LOOM_PARAMS_scatter_v                                                                                  \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, \
@@ -82,8 +88,7 @@
 #define LOOM_RECORD_scatter_v                                                                                     \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, \
       .dtype = rdtype, .root = root
-#define LOOM_REPEAT_scatter_v(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_scatter_v sbuf, rbuf, 0, NULL, NULL, NULL, root, 0, NULL
 
 #define LOOM_PARAMS_exchange_vv                                                                               \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,     \
@@ -94,8 +99,7 @@
 #define LOOM_RECORD_exchange_vv                                                                                 \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .dtype = rdtype
-#define LOOM_REPEAT_exchange_vv(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_exchange_vv sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
 
 #define LOOM_PARAMS_exchange_w                                                                                 \
     const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, \
@@ -106,21 +110,18 @@
 #define LOOM_RECORD_exchange_w                                                                                  \
     , .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .counts = rcounts, \
       .displs = rdispls, .rdtypes = rdtypes
-#define LOOM_REPEAT_exchange_w(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_exchange_w sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
 
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,
 #define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,
 #define LOOM_RECORD_broadcast , .rbuf = buf, .count = count, .dtype = dtype, .root = root
-#define LOOM_REPEAT_broadcast(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, NULL, buf, count, NULL, dtype, NULL, root, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_broadcast NULL, buf, count, NULL, dtype, NULL, root, 0, NULL
 
 #define LOOM_PARAMS_sync
 #define LOOM_ARGS_sync
 #define LOOM_FROM_sync(c)
 #define LOOM_RECORD_sync
-#define LOOM_REPEAT_sync(KIND, COLL, CALL_PREVIOUS) \
-    HAND_ON_REPEAT_AS(KIND, COLL, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, CALL_PREVIOUS)
+#define LOOM_KEY_sync NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL
 
 #endif /* COLL_LOOM_SIGNATURES_H */

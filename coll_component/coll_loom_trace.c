@@ -11,7 +11,7 @@
  */
 #include "coll_loom_trace.h"
 
-#include "coll_loom_call.h"
+#include "coll_loom_layouts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,44 +85,6 @@ static loom_trace_event_t *take(void)
     return e;
 }
 
-/* loom's message size from MPI's arguments, by the collective's layout (message_bytes' definition,
- * entry.cpp, for dense datatypes): so that handed-on calls, never described, have one too. */
-static unsigned long long mpi_bytes(const loom_mpi_call_t *m, int size, int rank)
-{
-    /* A gather's receive side is significant at its root only: elsewhere, P of this rank's
-     * blocks (MPI makes every block the same size). */
-    if (LOOM_LAYOUT_gathered == loom_coll_layout(m->coll) && loom_coll_rooted(m->coll) && rank != m->root)
-        return NULL != m->sdtype && m->scount > 0
-                   ? (unsigned long long)m->scount * loom_type_size(m->sdtype) * (unsigned long long)size
-                   : 0;
-    const unsigned long long type = NULL != m->dtype ? loom_type_size(m->dtype) : 0;
-    unsigned long long sum = 0;
-    switch (loom_coll_layout(m->coll)) {
-    case LOOM_LAYOUT_vector:
-    case LOOM_LAYOUT_per_peer: return (unsigned long long)(m->count > 0 ? m->count : 0) * type;
-    case LOOM_LAYOUT_split:
-    case LOOM_LAYOUT_gathered:
-        if (NULL == m->counts) return (unsigned long long)(m->count > 0 ? m->count : 0) * (unsigned long long)size * type;
-        for (int i = 0; i < size; ++i) sum += m->counts[i] > 0 ? (unsigned long long)m->counts[i] : 0;
-        return sum * type;
-    case LOOM_LAYOUT_scattered: { /* the root's send side; elsewhere P of this rank's blocks */
-        if (rank != m->root) return (unsigned long long)(m->count > 0 ? m->count : 0) * (unsigned long long)size * type;
-        const unsigned long long stype = NULL != m->sdtype ? loom_type_size(m->sdtype) : 0;
-        if (NULL == m->scounts) return (unsigned long long)(m->scount > 0 ? m->scount : 0) * (unsigned long long)size * stype;
-        for (int i = 0; i < size; ++i) sum += m->scounts[i] > 0 ? (unsigned long long)m->scounts[i] : 0;
-        return sum * stype;
-    }
-    case LOOM_LAYOUT_per_peer_v: /* alltoallv(w): the bytes this rank sends */
-        for (int i = 0; i < size && NULL != m->scounts; ++i) {
-            struct ompi_datatype_t *t = NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype;
-            sum += m->scounts[i] > 0 && NULL != t ? (unsigned long long)m->scounts[i] * loom_type_size(t) : 0;
-        }
-        return sum;
-    case LOOM_LAYOUT_none: return 0;
-    }
-    return 0;
-}
-
 static void identify(loom_trace_event_t *e, loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm)
 {
     e->kind = (unsigned char)kind;
@@ -142,7 +104,7 @@ void loom_trace_enter(loom_trace_call_t *t, const loom_mpi_call_t *mpi, struct o
     current = t->event;
     if (NULL == t->event) return;
     identify(t->event, mpi->kind, mpi->coll, comm);
-    t->event->bytes = mpi_bytes(mpi, ompi_comm_size(comm), ompi_comm_rank(comm));
+    t->event->bytes = loom_layout_of(mpi->coll)->mpi_bytes(mpi, ompi_comm_size(comm), ompi_comm_rank(comm));
     t->event->start_ns = now_ns();
 }
 

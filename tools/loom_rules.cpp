@@ -24,6 +24,7 @@
 // codes: 0 success (a rule decided, a fallback rule too); 1 a bad file, or no rule serves the
 // call; 2 bad usage.
 #include "loom_rules.hpp"
+#include "layouts.hpp"
 #include "registry.hpp"
 #include "decide.hpp"
 #include "rules.hpp"
@@ -186,16 +187,7 @@ std::pair<Collective, Form> collective_named(const std::string& name)
 const char* size_meaning(Collective c)
 {
     if (counts_differ_by_rank(c)) return "always 0 (its counts differ from rank to rank)";
-    switch (layout(c)) { // message_bytes' definition, by layout (collectives.def)
-    case Layout::split: return "the whole input vector";
-    case Layout::gathered: return "the whole gathered vector";
-    case Layout::scattered: return "the whole scattered vector";
-    case Layout::per_peer_v: return "always 0 (its counts differ from rank to rank)";
-    case Layout::per_peer: return "one block, the bytes each rank sends to each peer";
-    case Layout::none: return "always 0";
-    case Layout::vector: return "the vector";
-    }
-    return "the vector";
+    return layout_ops(layout(c)).size_meaning.data(); // message_bytes' definition, by layout
 }
 
 // The rule files a job started here reads (or --rules, --site-rules), loaded into their layers

@@ -301,9 +301,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
         for (std::size_t i = 0; i < k.count; ++i) b.recv_bytes()[i] = pattern(0, i);
     }
     call_once(k, b);
-    if (rooted(c) && (reduces(c) || layout(c) == Layout::gathered) && rank != 0)
-        return true; // only the root gets a result (reduce, gather)
-    if (c == Collective::exscan && rank == 0) return true; // rank 0 gets none
+    if (!has_result(c, rank, 0)) return true; // none here: reduce's and gather's others, exscan's rank 0
     switch (layout(c)) {
     case Layout::vector:
         if (reduces(c)) {

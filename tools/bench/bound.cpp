@@ -22,12 +22,11 @@ std::optional<double> SingleCopyBound::seconds(Collective c, std::size_t bytes)
     if (!has_bound(c)) return std::nullopt;
     const std::size_t p = std::size_t(size_), others = bytes / p * (p - 1);
     if (size_ < 2 || bytes == 0) return 0.0;
-    switch (c) {
-    case Collective::allreduce: return measure(Op::reduce, others) + measure(Op::copy, others);
-    case Collective::reduce_scatter_block: return measure(Op::reduce, others);
-    case Collective::allgather: return measure(Op::copy, bytes); // its own block too: out of place
-    default: return measure(Op::copy, bytes, true); // bcast
-    }
+    if (c == Collective::allreduce) return measure(Op::reduce, others) + measure(Op::copy, others);
+    if (c == Collective::reduce_scatter_block) return measure(Op::reduce, others);
+    if (c == Collective::allgather) return measure(Op::copy, bytes); // its own block too: out of place
+    if (c == Collective::bcast) return measure(Op::copy, bytes, true);
+    return std::nullopt; // not reached: has_bound names these four
 }
 
 // Every rank (but an idle root) runs `op` on `bytes` at the same time, timed over enough

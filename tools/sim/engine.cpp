@@ -5,6 +5,7 @@
 #include "topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <map>
@@ -504,11 +505,68 @@ private:
 
 } // namespace
 
+namespace {
+
+// How loom-sim lays out a call of each layout (collectives.def) of s.bytes: its counts, in units of
+// `unit` bytes, and the bytes it covers. One record per layout, in Layout's order.
+struct SimLayout {
+    Layout layout;
+    void (*lay_out)(CallLayout& c, const Scenario& s, std::size_t unit);
+    bool buffer_per_rank; // each rank's buffer holds a message for every rank (alltoall)
+};
+
+void one_vector(CallLayout& c, const Scenario& s, std::size_t unit)
+{
+    c.call.count = s.bytes / unit;
+    c.bytes = c.call.count * unit;
+}
+
+void blocks(CallLayout& c, const Scenario& s, std::size_t unit)
+{
+    const auto P = std::size_t(s.ranks);
+    if (per_rank_counts(s.algorithm->collective)) { // nearly equal blocks, the whole message
+        const BlockPartition split(s.bytes / unit, s.ranks);
+        for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
+        c.bytes = s.bytes / unit * unit;
+    } else {
+        c.counts.assign(P, s.bytes / (P * unit));
+        c.bytes = c.counts[0] * P * unit;
+    }
+}
+
+void blocks_to_and_from(CallLayout& c, const Scenario& s, std::size_t) // equal blocks of s.bytes / P
+{
+    const auto P = std::size_t(s.ranks);
+    c.counts.assign(2 * P, s.bytes / P);
+    c.bytes = s.bytes / P * P;
+}
+
+void no_data(CallLayout& c, const Scenario&, std::size_t) { c.bytes = 0; }
+
+constexpr std::array<SimLayout, kLayoutCount> kSimLayouts = {{
+    {Layout::vector, one_vector, false},
+    {Layout::split, blocks, false},
+    {Layout::gathered, blocks, false},
+    {Layout::per_peer, one_vector, true},
+    {Layout::scattered, blocks, false},
+    {Layout::per_peer_v, blocks_to_and_from, false},
+    {Layout::none, no_data, false},
+}};
+
+constexpr bool in_layout_order()
+{
+    for (std::size_t i = 0; i < kSimLayouts.size(); ++i)
+        if (int(kSimLayouts[i].layout) != int(i) || kSimLayouts[i].lay_out == nullptr) return false;
+    return true;
+}
+static_assert(in_layout_order(), "kSimLayouts: one record per layout, in Layout's order");
+
+} // namespace
+
 CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
 {
     if (s.algorithm == nullptr || s.ranks < 1) throw std::invalid_argument("no algorithm, or no ranks");
     CallLayout c;
-    const auto P = std::size_t(s.ranks);
     const std::size_t e = std::max<std::size_t>(1, s.elem_size);
     loom_call_t& call = c.call;
     call.coll = loom_coll_t(s.algorithm->collective);
@@ -520,32 +578,9 @@ CallLayout layout_call(const Scenario& s, const void* sendbuf, void* recvbuf)
     call.op = loom_reduction_t{e, 1, &never_called, nullptr, nullptr};
     // By the collective's layout (collectives.def), in units of e bytes for a reduction.
     const Collective coll = s.algorithm->collective;
-    const std::size_t unit = reduces(coll) ? e : 1;
-    switch (layout(coll)) {
-    case Layout::vector:
-    case Layout::per_peer:
-        call.count = s.bytes / unit;
-        c.bytes = call.count * unit;
-        break;
-    case Layout::split:
-    case Layout::gathered:
-    case Layout::scattered:
-        if (per_rank_counts(coll)) { // nearly equal blocks, the whole message
-            const BlockPartition split(s.bytes / unit, s.ranks);
-            for (int r = 0; r < s.ranks; ++r) c.counts.push_back(split.length(r));
-            c.bytes = s.bytes / unit * unit;
-        } else {
-            c.counts.assign(P, s.bytes / (P * unit));
-            c.bytes = c.counts[0] * P * unit;
-        }
-        break;
-    case Layout::per_peer_v: // equal blocks of s.bytes / P to and from every rank
-        c.counts.assign(2 * P, s.bytes / P);
-        c.bytes = s.bytes / P * P;
-        break;
-    case Layout::none: c.bytes = 0; break;
-    }
-    c.buffer_bytes = layout(coll) == Layout::per_peer ? s.bytes * P : s.bytes;
+    const SimLayout& l = kSimLayouts[std::size_t(layout(coll))];
+    l.lay_out(c, s, reduces(coll) ? e : 1);
+    c.buffer_bytes = l.buffer_per_rank ? s.bytes * std::size_t(s.ranks) : s.bytes;
     call.counts = c.counts.empty() ? nullptr : c.counts.data();
     return c;
 }

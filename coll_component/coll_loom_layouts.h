@@ -1,0 +1,32 @@
+/*
+ * The layouts of collectives.def in the glue, one descriptor each (coll_loom_layouts.c): how a
+ * call of each layout is described (loom_describe, coll_loom_buffers.c) and how many bytes the
+ * trace gives it. Nothing else in the glue switches on a layout. Private to coll_component/.
+ */
+#ifndef COLL_LOOM_LAYOUTS_H
+#define COLL_LOOM_LAYOUTS_H
+
+#include "coll_loom_call.h"
+
+typedef struct loom_layout_desc {
+    loom_layout_t layout;
+    /* Sets the core call's counts and root and the send and receive buffers from the MPI call
+     * (c->mpi); returns why loom cannot serve it, or NULL (*rc: an error, else OMPI_SUCCESS). A
+     * reduction's op plan and a data movement's dense views follow in loom_describe. */
+    const char *(*describe)(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc);
+    /* loom's message size from MPI's arguments (message_bytes' definition, for dense datatypes),
+     * so that handed-on calls, never described, have one in the trace too. */
+    unsigned long long (*mpi_bytes)(const loom_mpi_call_t *m, int size, int rank);
+} loom_layout_desc_t;
+
+extern const loom_layout_desc_t loom_layouts[LOOM_LAYOUT_COUNT];
+
+static inline const loom_layout_desc_t *loom_layout_of(loom_coll_t coll)
+{
+    return &loom_layouts[loom_coll_layout(coll)];
+}
+
+/* c->counts with room for n counts (coll_loom_buffers.c). */
+int loom_call_counts(loom_glue_call_t *c, int n);
+
+#endif /* COLL_LOOM_LAYOUTS_H */
