@@ -22,7 +22,8 @@
  * shares (data-movement datatypes only through their sizes), except whether a copy is made,
  * which is local and invisible to the other ranks.
  */
-#include "coll_loom_call.h"
+#include "coll_loom_buffers.h"
+#include "coll_loom_repeat.h"
 
 #include "loom_device.h"
 

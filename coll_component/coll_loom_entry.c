@@ -8,8 +8,8 @@
  * their MPI signature class (coll_loom_signatures.h).
  */
 #include "coll_loom.h"
-#include "coll_loom_call.h"
 #include "coll_loom_repeat.h"
+#include "coll_loom_report.h"
 #include "coll_loom_trace.h"
 
 /* Records the call and serves it; REPEAT: what HAND_ON_REPEAT_AS found (a served repeat), or NULL. */

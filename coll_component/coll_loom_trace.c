@@ -11,7 +11,7 @@
  */
 #include "coll_loom_trace.h"
 
-#include "coll_loom_call.h"
+#include "coll_loom_report.h"
 
 #include <errno.h>
 #include <stdio.h>
