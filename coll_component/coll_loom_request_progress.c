@@ -39,10 +39,6 @@
  * for the same operation, and completing them in any order cannot deadlock: every running
  * operation advances whenever any MPI call progresses.
  *
- * What an application may free once the call returns - count and displacement arrays,
- * user-defined datatypes and ops - the request copies or holds (loom_request_keep_arguments,
- * coll_loom_request.c), as libnbc does.
- *
  * Persistent requests keep their decision, their described call (buffers, counts, datatype
  * plan), their tag and their own segment (if any) from init, and their operation with its scratch memory from one start
  * to the next (loom_resumable_restart; a new fiber on a pooled stack each start).
@@ -61,12 +57,6 @@
  * completes. Such handed-on operations are started at once, never queued: the next component
  * takes its tag when the call is made, and it must do so in the same order on every rank.
  * Not the blocking path's segmented pipeline: a start copies everything in at once.
- *
- * State: the lists below, under one mutex, `lock`. It guards the running list, the queue and
- * the device calls handed on (and their counts), whether the progress function is registered
- * and is running, and the flags a request's free reads against them (op, queued, inner_running,
- * freed; request_free). An operation's own fields are its runner's alone: the
- * thread that launched it until it is in a list, then the one thread in mca_coll_loom_progress.
  */
 #include "coll_loom_request.h"
 #include "coll_loom_report.h"
@@ -74,11 +64,11 @@
 
 #include "opal/runtime/opal_progress.h"
 
-/* The engine's state, all under `lock` but idle_polls (a count of empty polls, written racily:
- * at worst the function stays registered a little longer): the running operations (a list, and
- * their number against coll_loom_nonblocking_max), the queue waiting for a place (FIFO), the
- * device calls handed on whose next component's request is running, whether the progress
- * function is registered with Open MPI and whether a thread is in it. */
+/* The engine's state, all under `lock` (but idle_polls, a count of empty polls written racily:
+ * at worst loom stays registered a little longer): running operations (list and number, against
+ * coll_loom_nonblocking_max), the FIFO of those waiting, device calls handed on whose next
+ * component's request runs, whether the progress function is registered and a thread is in it;
+ * and a request's op, queued, inner_running and freed, which request_free reads against them. */
 static opal_mutex_t lock;
 static loom_request_t *running, *queue_head, *queue_tail, *handed_on;
 static int running_count, progressing, registered, idle_polls;
