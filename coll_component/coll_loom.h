@@ -10,7 +10,8 @@
  * (coll_loom_call.c), which describes the call to the core once (buffers, counts, the datatype
  * plan, the memory kind) and asks the chooser once (loom_choose, selection_rules/); then the
  * form runs the algorithm once (loom_run, algorithms/; as a resumable operation for a request)
- * and finishes once - or hands the call to the previous component (mca_coll_loom_hand_on).
+ * and finishes once, both forms through the same copies in and out (coll_loom_run.c) - or hands
+ * the call to the previous component (mca_coll_loom_hand_on, coll_loom_hand_on.c).
  */
 #ifndef MCA_COLL_LOOM_H
 #define MCA_COLL_LOOM_H
@@ -108,12 +109,64 @@ typedef struct mca_coll_loom_component_t {
 
 LOOM_COMPONENT_DECLSPEC extern mca_coll_loom_component_t mca_coll_loom_component;
 
+/* ---- A call's description, and the record of it kept for repeats (coll_loom_repeat.c) ---- */
+
+/* How loom will handle the data of one reducing call. Decided from (datatype, op) only,
+ * which MPI requires to be the same on every rank, so every rank decides alike. An
+ * algorithm sees `count` elements of `reduction.elem_size` bytes (the datatype's extent)
+ * laid end to end. */
+typedef struct loom_reduce_plan {
+    loom_reduction_t reduction;
+    const char *kernel;    /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
+    int ompi_kernel_wrong; /* 1: Open MPI's own kernel gets (op, dtype) wrong (4.1's AVX SUM
+                              saturates 8- and 16-bit integers): never hand it on by a rule */
+    int holes;             /* 1: the datatype has holes: the algorithm runs on a dense copy
+                           (loom_copy_elements) and the holes of the user's buffer are never
+                           written */
+    /* context of the ompi_op_reduce adapter */
+    struct ompi_op_t *op;
+    struct ompi_datatype_t *dtype;
+} loom_reduce_plan_t;
+
+/* loom_buffer_t.read: which blocks of a buffer the call reads on this rank. */
+enum { LOOM_READ_NONE = -1, LOOM_READ_ALL = -2 /* >= 0: that block only */ };
+
+/* One buffer of a call on this rank, as MPI describes it: `blocks` blocks, block i being
+ * counts[i] (or `count`) instances of dtype at user + displs[i] (or i x count) extents. */
+typedef struct loom_buffer {
+    void *user; /* the user's buffer, or its host copy; NULL: none on this rank */
+    struct ompi_datatype_t *dtype;
+    int blocks;
+    size_t count;
+    const int *counts; /* NULL: `count` instances in every block */
+    const int *displs; /* NULL: block i at i x count */
+    struct ompi_datatype_t *const *dtypes; /* alltoallw: block i's datatype (dtype unused), and
+                                              displs in bytes; NULL: dtype for every block */
+    int read;          /* LOOM_READ_* or a block index */
+    int written;       /* 1: the call writes it */
+} loom_buffer_t;
+
+/* A served call kept for its repeats (loom_repeat_t.served, coll_loom_repeat.c): loom_describe's
+ * result and the chooser's decision, less what changes from call to call - the buffers'
+ * addresses. Only calls whose every buffer is used in place (dense, host memory) and whose
+ * counts are the same for every rank are kept, so a repeat needs only its addresses filled in. */
+typedef struct loom_served_repeat {
+    loom_call_t core;           /* as chosen, before loom_apply_tuning; sbuf, rbuf, counts unset */
+    loom_buffer_t send, recv;   /* user unset */
+    int send_used, recv_used;   /* 1: send.user is the call's sbuf (recv.user its rbuf), else NULL */
+    ptrdiff_t send_lb, recv_lb; /* core.sbuf - send.user, core.rbuf - recv.user */
+    int has_counts;             /* 1: core.counts has comm size entries, each each_count */
+    size_t each_count;
+    size_t result_count;
+    loom_reduce_plan_t plan;
+    const char *algorithm, *rule;
+} loom_served_repeat_t;
+
 /* The arguments of a call that decide how loom serves it, when its datatypes and op are
  * predefined (never freed, so their addresses name them for good), and the state of the
  * communicator it was decided in (segment, single copy), with the decision: handed on (why),
- * or served (served: the described call and its algorithm, coll_loom_call.h). valid: 0 for
+ * or served (served: the described call and its algorithm, below). valid: 0 for
  * none. */
-struct loom_served_repeat;
 typedef struct loom_repeat {
     int valid;
     long long count; /* the count; for reduce_scatter and allgatherv the sum of the per-rank counts */
@@ -123,7 +176,7 @@ typedef struct loom_repeat {
     struct ompi_op_t *op;
     const char *why;                   /* handed on: why (served: NULL) */
     int is_served;                     /* 1: served, from `served`; 0: handed on */
-    struct loom_served_repeat *served; /* the served record, owned: made at the first served call
+    loom_served_repeat_t *served;      /* the served record, owned: made at the first served call
                                           remembered, kept (and reused) while calls are handed on */
 } loom_repeat_t;
 
@@ -153,7 +206,7 @@ typedef struct mca_coll_loom_module_t {
      * rank counts the same calls, so all set it up at the same one), or a forced algorithm
      * needs it; then READY, or NONE if it could not be had. A non-blocking call cannot wait
      * for the set-up (the call is local): it starts it as an operation of its own and the
-     * state is PENDING (coll_loom_request.c) until a blocking call or a persistent init, which
+     * state is PENDING (coll_loom_request_start.c) until a blocking call or a persistent init, which
      * every rank reaches at the same point, waits for it to end (setup_done). */
     void *shm;
     int segment;
@@ -193,6 +246,9 @@ typedef struct mca_coll_loom_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_loom_module_t);
 
+/* Registers the component's MCA parameters and MPI_T variables, after checking that this is the
+ * Open MPI loom was built for (coll_loom_params.c). */
+int mca_coll_loom_register_params(void);
 int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_loom_comm_query(struct ompi_communicator_t *comm, int *priority);
 
@@ -229,15 +285,15 @@ typedef struct loom_mpi_call {
 
 /* Serves `call` on comm, or hands it to the previous component: the same decision on every
  * rank. mca_coll_loom_serve takes a blocking call (coll_loom_blocking.c), mca_coll_loom_start a
- * non-blocking or persistent one (its kind) with a request of loom's (coll_loom_request.c);
+ * non-blocking or persistent one (its kind) with a request of loom's (coll_loom_request_start.c);
  * both through the one pipeline (loom_decide, coll_loom_call.c). repeat: loom_repeat_of_args
  * for the call, which the entry point has already looked up and, where it repeats a handed-on
  * call, handed on itself unless the call was handed back from below (NULL: not a repeat). An
  * OMPI error code. */
 int mca_coll_loom_serve(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                        const struct loom_repeat *repeat);
+                        const loom_repeat_t *repeat);
 int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
-                        const struct loom_repeat *repeat);
+                        const loom_repeat_t *repeat);
 /* Advances every running non-blocking and persistent operation (registered with
  * opal_progress at the first); the number that ended. */
 int mca_coll_loom_progress(void);
@@ -309,23 +365,6 @@ void loom_pml_transport_resumable(loom_pml_transport_t *t);
 int loom_pml_transport_fini(loom_pml_transport_t *t);
 
 /* ---- Datatypes and ops (coll_loom_datatype.c) ---- */
-
-/* How loom will handle the data of one reducing call. Decided from (datatype, op) only,
- * which MPI requires to be the same on every rank, so every rank decides alike. An
- * algorithm sees `count` elements of `reduction.elem_size` bytes (the datatype's extent)
- * laid end to end. */
-typedef struct loom_reduce_plan {
-    loom_reduction_t reduction;
-    const char *kernel;    /* "loom" (own kernels) or "ompi" (Open MPI's op machinery) */
-    int ompi_kernel_wrong; /* 1: Open MPI's own kernel gets (op, dtype) wrong (4.1's AVX SUM
-                              saturates 8- and 16-bit integers): never hand it on by a rule */
-    int holes;             /* 1: the datatype has holes: the algorithm runs on a dense copy
-                           (loom_copy_elements) and the holes of the user's buffer are never
-                           written */
-    /* context of the ompi_op_reduce adapter */
-    struct ompi_op_t *op;
-    struct ompi_datatype_t *dtype;
-} loom_reduce_plan_t;
 
 /* Returns 1 and fills *plan if loom can reduce with (dtype, op), else 0 with *why set. */
 int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduce_plan_t *plan,

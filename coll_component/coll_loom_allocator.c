@@ -18,7 +18,7 @@
  * they would have without loom, no further. Once per new largest size, on the full decision
  * path only (a repeat has its original's size): one mmap and munmap.
  */
-#include "coll_loom_call.h"
+#include "coll_loom_report.h"
 
 #include <stdlib.h>
 

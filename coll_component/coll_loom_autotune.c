@@ -32,6 +32,7 @@
  * `loom-rules explain --learned FILE` shows - and prints it at coll_loom_verbose >= 1.
  */
 #include "coll_loom_autotune.h"
+#include "coll_loom_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>

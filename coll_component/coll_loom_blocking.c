@@ -1,14 +1,17 @@
 /*
  * Blocking calls (MPI_Allreduce, ...): step 4 of the pipeline (coll_loom_call.c), straight.
  *
- *   run      dense views (and host copies of device buffers where needed), the algorithm over
- *            the PML (loom_run, algorithms/), the views emptied back;
+ *   run      the copies in (coll_loom_run.c: host copies of device buffers where needed, dense
+ *            views), the algorithm over the PML (loom_run, algorithms/), the copies out;
  *   finish   MPI_T counters and verbose lines name what ran (coll_loom_report.c);
  *
  * or the call handed on to the previous component (on host copies, for device buffers).
  */
 #include "coll_loom_call.h"
 #include "coll_loom_autotune.h"
+#include "coll_loom_repeat.h"
+#include "coll_loom_report.h"
+#include "coll_loom_run.h"
 
 /* Runs `algorithm` on comm over the PML with the collective's tag. */
 static int run(const char *algorithm, loom_call_t *call, struct ompi_communicator_t *comm,
@@ -22,8 +25,7 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
         if (OMPI_SUCCESS != rc) return rc;
     }
     loom_pml_transport_t transport;
-    loom_pml_transport_init(&transport, comm, module, loom_blocking_tag(call->coll));
-    transport.ops.shared_state = &module->shm;
+    loom_run_transport(&transport, comm, module, loom_blocking_tag(call->coll), &module->shm);
     /* hierarchical's intra-node phases: a node's segment is no larger than comm's. */
     transport.ops.node_shared_state = module->segment_allowed ? &module->node_shm : NULL;
     int rc = loom_to_ompi_error(loom_run(algorithm, &transport.ops, call));
@@ -31,19 +33,14 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
     return OMPI_SUCCESS == rc ? fini_rc : rc;
 }
 
-/* Hands the call on, marking the collective as being handed on (see
- * mca_coll_loom_module_t.handing_on): as it is, or for device buffers on host copies (this
- * Open MPI cannot read device memory). */
+/* Hands the call on: as it is, or for device buffers on host copies (this Open MPI cannot read
+ * device memory). */
 static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    int rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
-    if (OMPI_SUCCESS == rc) {
-        const unsigned bit = 1u << c->mpi->coll;
-        module->handing_on |= bit;
-        rc = mca_coll_loom_hand_on(c->mpi, comm, module);
-        module->handing_on &= ~bit;
-    }
-    if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
+    const int copies = device ? LOOM_COPIES_MAKE : LOOM_COPIES_NONE;
+    int rc = loom_run_in(c, 0, copies);
+    if (OMPI_SUCCESS == rc) rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+    rc = loom_run_out(c, 0, copies, rc);
     loom_call_fini(c);
     return rc;
 }
@@ -53,18 +50,12 @@ static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *
 static int run_described(loom_glue_call_t *c, int device, const char *algorithm, const char *rule,
                          struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
-    int rc = OMPI_SUCCESS;
-    if (!c->dense) {
-        /* Dense copies; of device buffers, made from host copies. */
-        rc = device ? loom_host_copies_in(c) : OMPI_SUCCESS;
-        if (OMPI_SUCCESS == rc) rc = loom_views_in(c);
-    }
+    /* Dense copies; of device buffers, made from host copies. */
+    const int views = !c->dense, copies = device && views ? LOOM_COPIES_MAKE : LOOM_COPIES_NONE;
+    int rc = loom_run_in(c, views, copies);
     if (OMPI_SUCCESS == rc) rc = run(algorithm, &c->core, comm, module);
     if (OMPI_SUCCESS == rc) loom_allocate_as_open_mpi(&c->core, comm);
-    if (OMPI_SUCCESS == rc && !c->dense) {
-        rc = loom_views_out(c);
-        if (OMPI_SUCCESS == rc && device) rc = loom_host_copies_out(c);
-    }
+    rc = loom_run_out(c, views, copies, rc);
     if (OMPI_SUCCESS == rc) loom_note_served(LOOM_BLOCKING, &c->core, comm, module, algorithm, rule);
     loom_call_fini(c);
     return rc;

@@ -23,6 +23,8 @@
  * which is local and invisible to the other ranks.
  */
 #include "coll_loom_layouts.h"
+#include "coll_loom_buffers.h"
+#include "coll_loom_repeat.h"
 
 #include "loom_device.h"
 

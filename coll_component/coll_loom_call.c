@@ -11,15 +11,17 @@
  *              it (coll_loom_segment.c);
  *   remember   the decision kept for the call's repeats (coll_loom_repeat.c).
  *
- * Then the call's form runs it (step 4): straight (coll_loom_blocking.c) or as a resumable
- * operation under a request (coll_loom_request.c), or hands it on to the previous component
- * (coll_loom_hand_on.c). Whether loom serves a call depends only on what every rank shares
- * (counts, datatypes, op, root, the communicator, the rule tables, the calls made before), so
- * no rank runs loom while another hands on.
+ * Then the call's form runs it (step 4, its shared part in coll_loom_run.c): straight
+ * (coll_loom_blocking.c) or as a resumable operation under a request (coll_loom_request_start.c,
+ * coll_loom_request_progress.c), or hands it on to the previous component (coll_loom_hand_on.c).
+ * Whether loom serves a call depends only on what every rank shares (counts, datatypes, op,
+ * root, the communicator, the rule tables, the calls made before), so no rank runs loom while
+ * another hands on.
  */
 #include "coll_loom_call.h"
 #include "coll_loom_autotune.h"
 #include "coll_loom_repeat.h"
+#include "coll_loom_report.h"
 #include "coll_loom_segment.h"
 
 #include "loom_device.h"
@@ -58,7 +60,7 @@ static const char *choose_again(loom_call_t *call, struct ompi_communicator_t *c
  * it cannot wait for the set-up, which would also end at different times on different ranks
  * while every rank must decide the next calls alike. The call at which the segment is due
  * starts the set-up as an operation of its own, holding the segment's first turn
- * (d->begin_setup; coll_loom_request.c launches it before the call's own operation); from then
+ * (d->begin_setup; coll_loom_request_start.c launches it before the call's own operation); from then
  * on the segment is PENDING and non-blocking calls are decided as if it were there, each with a
  * stand-in that needs none for the case it could not be had (loom_choose; decide.hpp). Every
  * rank decides the same, whatever its set-up's progress; a blocking call or persistent init
@@ -107,14 +109,7 @@ static const char *choose(loom_call_t *call, struct ompi_communicator_t *comm, m
         loom_make_segment(call, comm, module);
         return choose_again(call, comm, module->segment, module->single_copy, forced, rules, why, rule);
     }
-    if (module->segment_allowed) {
-        module->setup_done = 0;
-        module->segment = LOOM_SEGMENT_PENDING;
-        d->begin_setup = 1;
-    } else {
-        module->segment = LOOM_SEGMENT_NONE;
-        loom_note_segment(comm, module, 0, 1, "by a non-blocking call, ");
-    }
+    d->begin_setup = loom_segment_begin_pending(comm, module);
     return choose_again(call, comm, module->segment, LOOM_SINGLE_COPY_OFF, forced, rules, why, rule);
 }
 
@@ -177,7 +172,7 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
 
     /* memory: device buffers are a property of the call. The rules see memory=cuda; a blocking
      * call's algorithm is staged through host buffers by the core with the device copier, an
-     * operation runs on host copies (coll_loom_request.c). */
+     * operation runs on host copies (coll_loom_request_start.c). */
     if (loom_is_device(c->send.user) || loom_is_device(c->recv.user)) {
         const char *no_copier = NULL;
         void *copier = loom_device_copier(&no_copier);

@@ -14,8 +14,8 @@
  * loom's, so that a compiler error names the row's line and one macro.
  */
 #include "coll_loom.h"
-#include "coll_loom_call.h"
 #include "coll_loom_repeat.h"
+#include "coll_loom_report.h"
 #include "coll_loom_trace.h"
 
 /* Records the call and serves it; REPEAT: what HAND_ON_REPEAT found (a served repeat), or NULL. */

@@ -6,7 +6,7 @@
 #ifndef COLL_LOOM_LAYOUTS_H
 #define COLL_LOOM_LAYOUTS_H
 
-#include "coll_loom_call.h"
+#include "coll_loom_buffers.h"
 
 typedef struct loom_layout_desc {
     loom_layout_t layout;

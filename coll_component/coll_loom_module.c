@@ -3,8 +3,9 @@
  * communicator, enable saves the previous component's functions so loom can decline a call.
  */
 #include "coll_loom.h"
-#include "coll_loom_trace.h"
 #include "coll_loom_autotune.h"
+#include "coll_loom_segment.h"
+#include "coll_loom_trace.h"
 #include "loom_version.h"
 
 #include "ompi/mca/coll/base/base.h"
@@ -16,11 +17,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
 {
     memset(&m->previous, 0, sizeof(m->previous));
     m->rules = NULL;
-    m->shm = NULL;
-    m->segment = LOOM_SEGMENT_NOT_YET;
-    m->segment_wanted = 0;
-    m->segment_allowed = 0;
-    m->single_copy = LOOM_SINGLE_COPY_OFF;
+    loom_segment_init(m);
     m->handing_on = 0;
     m->comm_size = 0;
     m->is_world = m->world_rank0 = 0;

@@ -61,7 +61,7 @@ static int pml_wait_all(void *ctx)
     return rc;
 }
 
-/* A resumable operation's wait (coll_loom_request.c): 1 once every posted request completed
+/* A resumable operation's wait (coll_loom_request_progress.c): 1 once every posted request completed
  * (they are released then), 0 before; never blocks, never calls opal_progress (it runs inside
  * loom's progress function). */
 static int pml_test_all(void *ctx)

@@ -15,7 +15,6 @@
  * makes the same calls and remembers alike. Collectives with per-rank counts, device buffers,
  * buffers that need dense copies and calls handed back from below always take the full path.
  */
-#include "coll_loom_call.h"
 #include "coll_loom_repeat.h"
 
 #include <stdlib.h>

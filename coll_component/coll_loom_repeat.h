@@ -1,12 +1,12 @@
 /*
- * The decisions kept for a call's repeats (coll_loom_repeat.c): looked up by the entry points
- * (coll_loom_entry.c), remembered by the pipeline (coll_loom_call.c). Private to
- * coll_component/.
+ * The decisions kept for a call's repeats (coll_loom_repeat.c; the record, loom_repeat_t, is the
+ * module's, in coll_loom.h): looked up by the entry points (coll_loom_entry.c), remembered by the
+ * pipeline (coll_loom_call.c), run from by the forms. Private to coll_component/.
  */
 #ifndef COLL_LOOM_REPEAT_H
 #define COLL_LOOM_REPEAT_H
 
-#include "coll_loom_call.h"
+#include "coll_loom_buffers.h"
 
 #include <string.h>
 
@@ -64,6 +64,24 @@ void loom_remember_handed_on(const loom_mpi_call_t *mpi, mca_coll_loom_module_t 
  * it after the chooser, before loom_apply_tuning. */
 void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *module, const loom_glue_call_t *c,
                           const char *algorithm, const char *rule);
+
+/* A served repeat's core call for mpi (into *core): s's, with mpi's buffers at the kept offsets;
+ * *send_user and *recv_user get the user buffers the kept call used (NULL where it used none).
+ * The reduction plan is copied into *plan, which the core call's op then reads (Open MPI's op
+ * adapter reads its plan through the reduction's context): s may change while the call runs (a
+ * collective the run makes on the communicator, the topology's at verbose >= 1, can overwrite
+ * it). For loom_describe_repeat and a blocking call's d->kept. */
+static inline void loom_repeat_core(const loom_served_repeat_t *s, const loom_mpi_call_t *mpi, loom_call_t *core,
+                                    loom_reduce_plan_t *plan, void **send_user, void **recv_user)
+{
+    *core = s->core;
+    *send_user = s->send_used ? (void *)mpi->sbuf : NULL;
+    *recv_user = s->recv_used ? mpi->rbuf : NULL;
+    core->sbuf = NULL != *send_user ? (const char *)*send_user + s->send_lb : NULL;
+    core->rbuf = NULL != *recv_user ? (char *)*recv_user + s->recv_lb : NULL;
+    *plan = s->plan;
+    if (s->core.op.ctx == &s->plan) core->op.ctx = plan->reduction.ctx = plan;
+}
 
 END_C_DECLS
 

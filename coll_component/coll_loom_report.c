@@ -4,7 +4,7 @@
  * (coll_loom_trace) naming what served a call, or why it was handed on. Called by the pipeline
  * and by both forms' step 4; calls nothing of loom's but the timeline.
  */
-#include "coll_loom_call.h"
+#include "coll_loom_report.h"
 #include "coll_loom_trace.h"
 
 /* 1 the first time `algorithm` serves `coll` on this module's communicator. */

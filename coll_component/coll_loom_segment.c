@@ -2,13 +2,24 @@
  * Shared-memory segments, set up where every rank of the communicator is at the same point:
  * the communicator's own inside a blocking call, and a persistent request's own inside its
  * init (both nonlocal). A non-blocking call cannot wait: its set-up runs as an operation of its
- * own (coll_loom_request.c), and the first blocking call or persistent init after it waits for
+ * own (coll_loom_request_start.c), and the first blocking call or persistent init after it waits for
  * it to end (loom_settle_segment). Which call sets a segment up is the chooser's decision
  * (coll_loom_call.c).
  */
 #include "coll_loom_segment.h"
+#include "coll_loom_report.h"
+#include "coll_loom_run.h"
 
 #include "opal/runtime/opal_progress.h"
+
+void loom_segment_init(mca_coll_loom_module_t *module)
+{
+    module->shm = NULL;
+    module->segment = LOOM_SEGMENT_NOT_YET;
+    module->segment_wanted = 0;
+    module->segment_allowed = 0;
+    module->single_copy = LOOM_SINGLE_COPY_OFF;
+}
 
 /* The module's segment and single-copy state from a set-up's verdict (loom_shm_setup's bits;
  * 0: none). */
@@ -25,8 +36,7 @@ static int set_up_segment(const loom_call_t *call, struct ompi_communicator_t *c
                           void **slot, int single_copy, int refuse)
 {
     loom_pml_transport_t transport;
-    loom_pml_transport_init(&transport, comm, module, loom_blocking_tag(call->coll));
-    transport.ops.shared_state = slot;
+    loom_run_transport(&transport, comm, module, loom_blocking_tag(call->coll), slot);
     const int ready = loom_shm_setup(&transport.ops, single_copy, refuse);
     const int rc = loom_pml_transport_fini(&transport);
     return ready < 0 || OMPI_SUCCESS != rc ? 0 : ready;
@@ -79,3 +89,17 @@ void loom_settle_segment(mca_coll_loom_module_t *module)
     while (!__atomic_load_n(&module->setup_done, __ATOMIC_ACQUIRE)) opal_progress();
     adopt_segment(module, loom_shm_verdict(module->shm));
 }
+
+int loom_segment_begin_pending(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    if (module->segment_allowed) {
+        module->setup_done = 0;
+        module->segment = LOOM_SEGMENT_PENDING;
+        return 1;
+    }
+    module->segment = LOOM_SEGMENT_NONE;
+    loom_note_segment(comm, module, 0, 1, "by a non-blocking call, ");
+    return 0;
+}
+
+void loom_segment_lost(mca_coll_loom_module_t *module) { module->segment = LOOM_SEGMENT_NONE; }

@@ -12,6 +12,7 @@
 #include "coll_loom_trace.h"
 
 #include "coll_loom_layouts.h"
+#include "coll_loom_report.h"
 
 #include <errno.h>
 #include <stdio.h>

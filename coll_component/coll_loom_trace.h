@@ -70,15 +70,15 @@ void loom_trace_served(const loom_call_t *call, struct ompi_communicator_t *comm
                        const char *rule);
 void loom_trace_declined(loom_kind_t kind, loom_coll_t coll, struct ompi_communicator_t *comm, const char *why);
 
-/* A request's own events (coll_loom_request.c): a persistent request's start begins one like
- * its init's (from), and a request's completion ends its event with what served it. */
+/* A request's own events (coll_loom_request_progress.c): a persistent request's start begins one
+ * like its init's (from), and a request's completion ends its event with what served it. */
 loom_trace_event_t *loom_trace_begin_start(const loom_trace_event_t *from);
 void loom_trace_complete(loom_trace_event_t *event, const loom_call_t *call, const char *algorithm, const char *rule);
 
 /* Attaches event (NULL: dropped) to request if it is loom's: a running non-blocking one's
- * completion ends it, a persistent one's starts take events like it (coll_loom_request.c). 1 if
- * the request will end the event, or has ended it (completed inside the call); 0 if the caller
- * ends it (not loom's request; a persistent init). */
+ * completion ends it, a persistent one's starts take events like it
+ * (coll_loom_request_progress.c). 1 if the request will end the event, or has ended it (completed
+ * inside the call); 0 if the caller ends it (not loom's request; a persistent init). */
 int mca_coll_loom_request_trace(ompi_request_t *request, loom_trace_event_t *event);
 
 END_C_DECLS

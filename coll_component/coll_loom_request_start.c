@@ -1,0 +1,112 @@
+/*
+ * The entry of a non-blocking or persistent call (mca_coll_loom_start): its request made, the
+ * arguments kept, the call taken through the pipeline (loom_decide, coll_loom_call.c), and then
+ * made the caller's request - launched (coll_loom_request_progress.c), inactive until MPI_Start
+ * for a persistent one, or handed on: to the previous component's function, which makes the
+ * request, or for device buffers on host copies under loom's own request.
+ */
+#include "coll_loom_call.h"
+#include "coll_loom_report.h"
+#include "coll_loom_request.h"
+#include "coll_loom_run.h"
+#include "coll_loom_segment.h"
+
+#include <string.h>
+
+/* r, described and decided, becomes the caller's request: running, or inactive until
+ * MPI_Start for a persistent one. */
+static int start_served(loom_request_t *r, struct ompi_communicator_t *comm, bool persistent)
+{
+    /* A persistent request keeps the tuning parameters of its init. */
+    loom_apply_tuning(&r->call.core);
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    *r->mpi.request = &r->super.super;
+    if (persistent) return OMPI_SUCCESS;
+    const int rc = loom_request_launch(r);
+    if (OMPI_SUCCESS != rc) {
+        *r->mpi.request = MPI_REQUEST_NULL;
+        loom_request_release(r);
+    }
+    return rc;
+}
+
+/* Starts setting comm's segment up inside a non-blocking call, as an operation of its own that
+ * takes the segment's first turn: the pipeline decided so (loom_decision_t.begin_setup) and made
+ * the state PENDING. Its tag, turn and place in the queue come before those of the call that
+ * started it, on every rank. If memory runs out the segment is NONE here and the call fails. */
+static int begin_segment(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    loom_request_t *r = loom_request_new(comm, 0);
+    uint64_t turn;
+    if (NULL == r || LOOM_SUCCESS != loom_shm_begin_setup(&module->shm, &turn)) {
+        if (NULL != r) {
+            loom_call_start(&r->call, &r->mpi);
+            loom_request_release(r);
+        }
+        loom_segment_lost(module);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->module = module;
+    r->setup = 1;
+    r->freed = 1; /* no caller holds it: released when it ends */
+    memset(&r->call, 0, sizeof(r->call));
+    r->call.counts = r->call.inline_counts;
+    r->call.dense = 1;
+    r->algorithm = "(the segment's set-up)";
+    r->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    return loom_request_launch(r);
+}
+
+int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module,
+                        const loom_repeat_t *repeat)
+{
+    const bool persistent = LOOM_PERSISTENT == mpi->kind;
+    loom_request_t *r = loom_request_new(comm, persistent);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    r->mpi = *mpi;
+    r->module = module;
+    int rc = loom_request_keep_arguments(r, ompi_comm_size(comm), ompi_comm_rank(comm));
+    if (OMPI_SUCCESS != rc) {
+        loom_call_start(&r->call, &r->mpi);
+        loom_request_release(r);
+        return rc;
+    }
+    loom_decision_t d;
+    rc = loom_decide(&r->call, &r->mpi, 0, comm, module, repeat, &d);
+    if (NULL != d.own_segment) r->own_shm = d.own_segment; /* loom_request_new set it NULL */
+    if (OMPI_SUCCESS == rc && d.begin_setup) rc = begin_segment(comm, module);
+    if (OMPI_SUCCESS != rc) {
+        loom_request_release(r);
+        return rc;
+    }
+    if (NULL == d.algorithm && !d.device) {
+        loom_request_release(r);
+        return mca_coll_loom_hand_on(mpi, comm, module);
+    }
+    if (d.device) {
+        /* The operation, or the next component, runs on host copies of the device buffers. */
+        rc = loom_host_copies_make(&r->call);
+        if (OMPI_SUCCESS != rc) {
+            loom_request_release(r);
+            return rc;
+        }
+        r->extras = EXTRA_HOST_COPIES;
+        r->call.core.memory = LOOM_MEMORY_HOST; /* where it runs; the rules saw memory=cuda */
+    }
+    if (NULL == d.algorithm) {
+        /* Handed on, on the host copies, under loom's request. */
+        r->inner_call = *r->call.mpi;
+        r->inner_call.request = &r->inner;
+        *mpi->request = &r->super.super;
+        rc = persistent ? mca_coll_loom_hand_on(&r->inner_call, comm, module) : loom_request_launch(r);
+        if (OMPI_SUCCESS != rc) {
+            *mpi->request = MPI_REQUEST_NULL;
+            loom_request_release(r);
+        }
+        return rc;
+    }
+    r->algorithm = d.algorithm;
+    r->rule = d.rule;
+    loom_allocate_as_open_mpi(&r->call.core, comm);
+    return start_served(r, comm, persistent);
+}
