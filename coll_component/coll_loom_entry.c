@@ -1,7 +1,7 @@
 /*
  * The MPI-facing entry points, made from collectives.def: for each row, in all three forms, a
  * function that records its arguments in a loom_mpi_call_t and calls mca_coll_loom_serve
- * (coll_loom_blocking.c) or mca_coll_loom_start (coll_loom_request.c; non-blocking and
+ * (coll_loom_blocking.c) or mca_coll_loom_start (coll_loom_request_start.c; non-blocking and
  * persistent). Both take the call through the one pipeline (loom_decide, coll_loom_call.c) and
  * then run it, or hand it on (coll_loom_hand_on.c). A repeat of a call loom handed on is handed
  * on before that, by HAND_ON_REPEAT here. What differs between collectives here is only

@@ -393,7 +393,7 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     std::vector<const Contender*> here;
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
-    // Operations never use single copy (coll_loom_request.c); the segment is made (main).
+    // Operations never use single copy (coll_loom_call.c); the segment is made (main).
     loom::CallShape shape{job.size, k.bytes, true, job.nodes, job.ranks_per_node};
     shape.single_copy = !o.nonblocking;
     for (const Contender& x : all)

@@ -319,7 +319,7 @@ ExplainCall parse_call(const Args& a)
     CallFacts& call = e.facts;
     std::tie(call.collective, call.form) = collective_named(a.positional[0]);
     // Non-blocking and persistent calls use the shared segment, never single copy
-    // (coll_loom_request.c); a persistent request's init makes the segment, a non-blocking
+    // (coll_loom_request_start.c); a persistent request's init makes the segment, a non-blocking
     // call starts its set-up and the calls decided meanwhile see it pending (coll_loom_call.c,
     // choose).
     if (call.form != Form::blocking) call.single_copy = false;

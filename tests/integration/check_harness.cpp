@@ -48,7 +48,7 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     // shared segment where loom may set up none, single copy where a rank refuses it. A forced
     // shm makes the segment in every form: a blocking call and a persistent request's init at
     // once, a non-blocking call by starting its set-up, which the call itself then waits for
-    // (coll_loom_call.c). Single copy serves blocking calls only (coll_loom_request.c).
+    // (coll_loom_call.c). Single copy serves blocking calls only (coll_loom_call.c).
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
     const bool segments = s.segments;
     const bool single_copy = s.single_copy && s.segments && form == Form::blocking;

@@ -1,5 +1,5 @@
 // nonblocking_check: MPI's semantics for loom's non-blocking and persistent collectives
-// (coll_component/coll_loom_request.c). collectives_check --form nonblocking|persistent checks
+// (coll_component/coll_loom_request*.c). collectives_check --form nonblocking|persistent checks
 // every collective's results one call at a time; this checks what only overlapping calls show:
 //   * many operations outstanding on one communicator (issued in the same order everywhere),
 //     completed by MPI_Waitall, MPI_Waitany, MPI_Waitsome, MPI_Test polling and MPI_Wait in
@@ -24,7 +24,7 @@
 //     up by the first non-blocking call;
 //   * with --shm --segment-by-nonblocking: the same, but nothing makes the segment before the
 //     first non-blocking call on each communicator, which starts setting it up as an
-//     operation of its own (coll_loom_request.c); the calls made meanwhile must run on it once
+//     operation of its own (coll_loom_request_start.c); the calls made meanwhile must run on it once
 //     it is there (coll_loom_shm_segments_set_up counts the set-ups, and no call may run its
 //     stand-in: coll_loom_shm_stand_ins);
 //   * with --shm --segment-by-nonblocking --segments-refused (and coll_loom_shm_refuse 1 on
