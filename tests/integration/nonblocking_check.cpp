@@ -131,7 +131,7 @@ Op start(int k, int n, int salt, MPI_Comm comm)
         MPI_Ireduce_scatter_block(op.send.data(), op.recv.data(), n, MPI_INT, MPI_MAX, comm, &op.request);
         break;
     }
-    default: { // ialltoall
+    case 4: { // ialltoall
         op.what = "ialltoall of " + std::to_string(n);
         op.send.resize(std::size_t(n * p));
         for (int i = 0; i < n * p; ++i) op.send[std::size_t(i)] = value(me, i, salt);

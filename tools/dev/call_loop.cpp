@@ -76,7 +76,7 @@ int main(int argc, char** argv)
         case 10: MPI_Reduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
         case 11: MPI_Reduce_scatter(in.data(), out.data(), counts.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         case 12: MPI_Scatter(in.data(), int(bytes), MPI_BYTE, out.data(), int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD); break;
-        default:
+        case 13:
             MPI_Allgatherv(in.data(), int(bytes), MPI_BYTE, out.data(), byte_counts.data(), displs.data(), MPI_BYTE,
                            MPI_COMM_WORLD);
             break;
