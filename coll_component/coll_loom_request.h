@@ -1,14 +1,15 @@
 /*
  * loom's request, shared by the three files of a non-blocking or persistent call's life:
  *
- *   coll_loom_request.c           the request's life: made from a free list, the arguments an
- *                                 application may free kept, released; the cancel callback;
+ *   coll_loom_request.c           the request's life: made from a free list, released; the
+ *                                 cancel callback;
  *   coll_loom_request_progress.c  the progress engine: launch (run, or queue behind
  *                                 coll_loom_nonblocking_max), mca_coll_loom_progress, completion;
  *                                 Open MPI's start and free callbacks, which meet the running
  *                                 operations under the engine's lock;
- *   coll_loom_request_start.c     the entry: mca_coll_loom_start takes the call through the
- *                                 pipeline and makes it the caller's request.
+ *   coll_loom_request_start.c     the entry: mca_coll_loom_start keeps the arguments an
+ *                                 application may free, takes the call through the pipeline
+ *                                 and makes it the caller's request.
  *
  * Each calls only the files above it in this list. Private to coll_component/;
  * coll_loom_request_progress.c says how operations run.
@@ -53,7 +54,7 @@ typedef struct loom_request_t {
     uint64_t segment_turn;           /* taken at the MPI call (MPI_I..., MPI_Start): loom_shm_take_turn */
     /* The call's own copies of its count and displacement arrays (mpi points at them), and the
      * user-defined datatypes and op it holds a reference to (NULL: none or predefined): see
-     * loom_request_keep_arguments. */
+     * keep_arguments, coll_loom_request_start.c. */
     int *arrays;
     int inline_arrays[2 * 32];
     void *held[3];
@@ -74,9 +75,6 @@ enum { EXTRA_HOST_COPIES = 1, EXTRA_TRACE = 2 };
  * callbacks (the progress engine's); NULL if memory ran out. */
 loom_request_t *loom_request_alloc(struct ompi_communicator_t *comm, int persistent, ompi_request_start_fn_t start,
                                    ompi_request_free_fn_t free_fn);
-/* Keeps what the application may free once the call returns (the count and displacement
- * arrays, user-defined datatypes and op): r->mpi then points at the request's own. */
-int loom_request_keep_arguments(loom_request_t *r, int size, int rank);
 /* Gives back everything the request holds, and the request to the free list. */
 void loom_request_release(loom_request_t *r);
 /* The free list, made at component open and freed at close. */
@@ -89,8 +87,15 @@ void loom_request_pool_fini(void);
  * operations; a device call handed on starts the next component's request. MPI_I... and
  * MPI_Start. */
 int loom_request_launch(loom_request_t *r);
-/* A request of loom's (loom_request_alloc with the engine's callbacks). */
-loom_request_t *loom_request_new(struct ompi_communicator_t *comm, int persistent);
+/* Open MPI's start (MPI_Start, MPI_Startall) and free callbacks of loom's requests. */
+int loom_request_on_start(size_t count, ompi_request_t **requests);
+int loom_request_on_free(ompi_request_t **request);
+/* A request of loom's (loom_request_alloc with the engine's callbacks). Inline: a call of its own
+ * would cost every MPI_I... a few instructions. */
+static inline loom_request_t *loom_request_new(struct ompi_communicator_t *comm, int persistent)
+{
+    return loom_request_alloc(comm, persistent, loom_request_on_start, loom_request_on_free);
+}
 
 END_C_DECLS
 

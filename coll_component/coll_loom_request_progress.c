@@ -31,9 +31,8 @@
  * turn (begin_segment, coll_loom_request_start.c). Persistent requests take no turns: ranks may start
  * them in different orders (MPI 4.0 section 6.13), so one served on shared memory runs on a
  * segment of its own, made in its init (nonlocal; coll_loom_call.c), used by nothing else.
- * No single copy for operations. Each
- * operation has its own tag from the communicator's non-blocking tag
- * space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
+ * No single copy for operations. Each operation has its own tag from the communicator's
+ * non-blocking tag space (ompi_coll_base_nbc_reserve_tags, shared with libnbc, which gets the calls loom hands
  * on), so overlapping operations never take each other's messages. MPI requires every rank
  * to start collectives on a communicator in the same order, so every rank draws the same tag
  * for the same operation, and completing them in any order cannot deadlock: every running
@@ -68,7 +67,7 @@
  * at worst loom stays registered a little longer): running operations (list and number, against
  * coll_loom_nonblocking_max), the FIFO of those waiting, device calls handed on whose next
  * component's request runs, whether the progress function is registered and a thread is in it;
- * and a request's op, queued, inner_running and freed, which request_free reads against them. */
+ * and a request's op, queued, inner_running and freed, which loom_request_on_free reads against them. */
 static opal_mutex_t lock;
 static loom_request_t *running, *queue_head, *queue_tail, *handed_on;
 static int running_count, progressing, registered, idle_polls;
@@ -89,16 +88,19 @@ static void finish_setup(loom_request_t *r, int rc)
     loom_request_release(r);
 }
 
-/* finish's timeline: the event ended with what ran. */
-/* Not inlined: finish would then keep its locals in registers it must save (4 instructions a call). */
-__attribute__((noinline)) static void finish_trace(loom_request_t *r, int stood_in)
+/* finish's extras, under one test of them: the host copies out (if rc is success), the
+ * timeline's event ended with what ran. rc, or the copies' error. Not inlined: finish would then
+ * keep its locals in registers it must save (4 instructions a call). */
+__attribute__((noinline)) static int finish_extras(loom_request_t *r, int rc, int stood_in)
 {
+    rc = loom_run_out(&r->call, 0, 0 != (r->extras & EXTRA_HOST_COPIES) ? LOOM_COPIES_FILL : LOOM_COPIES_NONE, rc);
     loom_trace_event_t **event = r->super.super.req_persistent ? &r->trace_start : &r->trace;
-    if (NULL == *event) return;
+    if (0 == (r->extras & EXTRA_TRACE) || NULL == *event) return rc;
     loom_call_t ran = r->call.core;
     const char *algorithm = stood_in ? loom_call_as_stand_in(&ran) : r->algorithm;
     loom_trace_complete(*event, &ran, algorithm, stood_in ? "the rules without a segment (a stand-in)" : r->rule);
     *event = NULL;
+    return rc;
 }
 
 /* The operation ended with rc (a loom code): the copies out, counters, the request completed. */
@@ -109,13 +111,13 @@ static void finish(loom_request_t *r, int rc)
         return;
     }
     rc = loom_to_ompi_error(rc);
-    int stood_in = 0, views = 0;
+    int stood_in = 0;
     if (NULL != r->op) {
         stood_in = loom_resumable_stood_in(r->op);
         if (stood_in) loom_count_call(&mca_coll_loom_component.stand_ins);
         const int fini_rc = loom_pml_transport_fini(&r->transport);
         if (OMPI_SUCCESS == rc) rc = fini_rc;
-        views = !r->call.dense; /* the operation ran on them (launch) */
+        rc = loom_run_out(&r->call, !r->call.dense, LOOM_COPIES_NONE, rc); /* the views it ran on (launch) */
         /* A persistent request keeps its operation, and with it its scratch memory. */
         if (r->super.super.req_persistent && NULL == r->kept)
             r->kept = r->op;
@@ -123,8 +125,7 @@ static void finish(loom_request_t *r, int rc)
             loom_resumable_free(r->op);
         r->op = NULL;
     }
-    rc = loom_run_out(&r->call, views, 0 != (r->extras & EXTRA_HOST_COPIES) ? LOOM_COPIES_FILL : LOOM_COPIES_NONE, rc);
-    if (0 != (r->extras & EXTRA_TRACE)) finish_trace(r, stood_in);
+    if (0 != r->extras) rc = finish_extras(r, rc, stood_in);
     if (OMPI_SUCCESS == rc && NULL != r->algorithm && !stood_in)
         loom_note_served(r->mpi.kind, &r->call.core, r->comm, r->module, r->algorithm, r->rule);
     if (OMPI_SUCCESS == rc && stood_in) { /* verbose output names what ran */
@@ -210,10 +211,14 @@ int loom_request_launch(loom_request_t *r)
     r->super.super.req_status._cancelled = 0;
     r->next = NULL;
     if (NULL == r->algorithm) return launch_handed_on(r);
-    if (0 != (r->extras & EXTRA_TRACE) && r->super.super.req_persistent)
-        r->trace_start = loom_trace_begin_start(r->trace);
-    const int rc = loom_run_in(&r->call, !r->call.dense,
-                               0 != (r->extras & EXTRA_HOST_COPIES) ? LOOM_COPIES_FILL : LOOM_COPIES_NONE);
+    /* The extras under one test: loom_run_in then tests the views alone (fewer instructions). */
+    int copies = LOOM_COPIES_NONE;
+    if (0 != r->extras) {
+        if (0 != (r->extras & EXTRA_TRACE) && r->super.super.req_persistent)
+            r->trace_start = loom_trace_begin_start(r->trace);
+        if (0 != (r->extras & EXTRA_HOST_COPIES)) copies = LOOM_COPIES_FILL;
+    }
+    const int rc = loom_run_in(&r->call, !r->call.dense, copies);
     if (OMPI_SUCCESS != rc) return rc;
     /* Its turn on the communicator's segment is taken now, in the order of the MPI calls (the
      * same on every rank), even if it waits in the queue below. A persistent request never
@@ -251,10 +256,10 @@ int loom_request_launch(loom_request_t *r)
     return OMPI_SUCCESS;
 }
 
-/* ---- Open MPI's callbacks, and loom's requests made with them ---- */
+/* ---- Open MPI's callbacks of loom's requests (loom_request_new) ---- */
 
 /* MPI_Start, MPI_Startall. */
-static int request_start(size_t count, ompi_request_t **requests)
+int loom_request_on_start(size_t count, ompi_request_t **requests)
 {
     for (size_t i = 0; i < count; ++i) {
         const int rc = loom_request_launch((loom_request_t *)requests[i]);
@@ -266,7 +271,7 @@ static int request_start(size_t count, ompi_request_t **requests)
 /* MPI_Request_free, or MPI_Wait* on a completed non-persistent request. A request still
  * running (freed by the application, which MPI allows loom to support) ends in the background
  * and is released then. */
-static int request_free(ompi_request_t **request)
+int loom_request_on_free(ompi_request_t **request)
 {
     loom_request_t *r = (loom_request_t *)*request;
     OPAL_THREAD_LOCK(&lock);
@@ -276,11 +281,6 @@ static int request_free(ompi_request_t **request)
     if (!active) loom_request_release(r);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
-}
-
-loom_request_t *loom_request_new(struct ompi_communicator_t *comm, int persistent)
-{
-    return loom_request_alloc(comm, persistent, request_start, request_free);
 }
 
 /* ---- progress ---- */
@@ -379,7 +379,7 @@ void mca_coll_loom_requests_fini(void)
 
 int mca_coll_loom_request_trace(ompi_request_t *request, loom_trace_event_t *event)
 {
-    if (NULL == request || MPI_REQUEST_NULL == request || request_free != request->req_free) return 0;
+    if (NULL == request || MPI_REQUEST_NULL == request || loom_request_on_free != request->req_free) return 0;
     loom_request_t *r = (loom_request_t *)request;
     OPAL_THREAD_LOCK(&lock);
     r->trace = event;

@@ -11,7 +11,63 @@
 #include "coll_loom_run.h"
 #include "coll_loom_segment.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* An application may free or reuse a non-blocking call's arrays, datatypes and op once the call
+ * returns (MPI forbids it until completion, but Open MPI's libnbc copies or retains them when the
+ * call is made, and bindings rely on it: mpi4py frees MPI_Iallgatherv's counts at once), and a
+ * persistent request's once the init returns. So the request keeps what it reads later: its own
+ * copy of the count and displacement arrays (r->mpi points at it) and a reference to each
+ * user-defined datatype and op (predefined ones are never freed). Called before the call is
+ * described, so everything after reads the request's copies. */
+static int keep_arguments(loom_request_t *r, int size, int rank)
+{
+    const size_t per = (size_t)size;
+    /* The arrays significant on this rank: a gatherv's receive side and a scatterv's send side
+     * are the root's alone (elsewhere they may be anything, even too short to read). */
+    const int rooted_v = loom_coll_counts_at_root_only(r->mpi.coll), root = rank == r->mpi.root;
+    const int **arrays[4] = {&r->mpi.counts, &r->mpi.displs, &r->mpi.scounts, &r->mpi.sdispls};
+    const int significant = !rooted_v || root;
+    size_t need = 0;
+    for (int i = 0; i < 4; ++i) need += NULL != *arrays[i] && significant ? per : 0;
+    if (need > 0) {
+        int *a = need <= sizeof(r->inline_arrays) / sizeof(r->inline_arrays[0]) ? r->inline_arrays
+                                                                                : malloc(need * sizeof(int));
+        if (NULL == a) return OMPI_ERR_OUT_OF_RESOURCE;
+        r->arrays = a;
+        for (int i = 0; i < 4; ++i)
+            if (NULL != *arrays[i] && significant) {
+                memcpy(a, *arrays[i], per * sizeof(int));
+                *arrays[i] = a;
+                a += per;
+            }
+    }
+    if (NULL != r->mpi.sdtypes || NULL != r->mpi.rdtypes) { /* alltoallw: a datatype per rank and side */
+        struct ompi_datatype_t **t = malloc(2 * per * sizeof(*t));
+        if (NULL == t) return OMPI_ERR_OUT_OF_RESOURCE;
+        for (size_t i = 0; i < per; ++i) {
+            t[i] = NULL != r->mpi.sdtypes ? r->mpi.sdtypes[i] : NULL;
+            t[per + i] = NULL != r->mpi.rdtypes ? r->mpi.rdtypes[i] : NULL;
+        }
+        for (size_t i = 0; i < 2 * per; ++i)
+            if (NULL != t[i] && !ompi_datatype_is_predefined(t[i])) OBJ_RETAIN(t[i]);
+        r->type_arrays = t;
+        if (NULL != r->mpi.sdtypes) r->mpi.sdtypes = t;
+        if (NULL != r->mpi.rdtypes) r->mpi.rdtypes = t + per;
+    }
+    struct ompi_datatype_t *types[2] = {r->mpi.dtype, r->mpi.sdtype};
+    for (int i = 0; i < 2; ++i)
+        if (NULL != types[i] && !ompi_datatype_is_predefined(types[i]) && (0 == i || types[1] != types[0])) {
+            OBJ_RETAIN(types[i]);
+            r->held[i] = types[i];
+        }
+    if (NULL != r->mpi.op && !ompi_op_is_intrinsic(r->mpi.op)) {
+        OBJ_RETAIN(r->mpi.op);
+        r->held[2] = r->mpi.op;
+    }
+    return OMPI_SUCCESS;
+}
 
 /* r, described and decided, becomes the caller's request: running, or inactive until
  * MPI_Start for a persistent one. */
@@ -65,7 +121,7 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     r->mpi = *mpi;
     r->module = module;
-    int rc = loom_request_keep_arguments(r, ompi_comm_size(comm), ompi_comm_rank(comm));
+    int rc = keep_arguments(r, ompi_comm_size(comm), ompi_comm_rank(comm));
     if (OMPI_SUCCESS != rc) {
         loom_call_start(&r->call, &r->mpi);
         loom_request_release(r);
