@@ -112,8 +112,9 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
     c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
-    const char *why = loom_layout_of(mpi->coll)->describe(c, comm, rc);
-    if (loom_coll_reduces(mpi->coll)) {
+    const loom_coll_row_t *row = loom_coll_row(mpi->coll);
+    const char *why = loom_layouts[row->layout].describe(c, row, comm, rc);
+    if (row->reduces) {
         if (NULL != why) return why;
         if (!loom_plan_reduction(mpi->dtype, mpi->op, &c->plan, &why)) return why;
         c->core.op = c->plan.reduction;

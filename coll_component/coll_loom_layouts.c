@@ -32,14 +32,15 @@ static void reduction_buffers(loom_glue_call_t *c, const void *input, int in_pla
 
 /* vector: allreduce, reduce, scan, exscan (count elements in and out), bcast (count instances
  * from the root). */
-static const char *describe_vector(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                   int *rc)
 {
     (void)rc;
     const loom_mpi_call_t *m = c->mpi;
     const int rank = ompi_comm_rank(comm);
     if (m->count < 0) return "negative count";
     c->core.root = m->root;
-    if (!loom_coll_reduces(m->coll)) { /* bcast: the root's buffer is read, the others' written */
+    if (!row->reduces) { /* bcast: the root's buffer is read, the others' written */
         const int root = rank == m->root;
         c->core.count = (size_t)m->count * loom_type_size(m->dtype);
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
@@ -57,8 +58,10 @@ static const char *describe_vector(loom_glue_call_t *c, struct ompi_communicator
 }
 
 /* split: reduce_scatter(_block), counts[i] elements for rank i. */
-static const char *describe_split(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                  int *rc)
 {
+    (void)row;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     if (NULL == m->counts && m->count < 0) return "negative count";
@@ -76,9 +79,10 @@ static const char *describe_split(loom_glue_call_t *c, struct ompi_communicator_
 }
 
 /* per_peer: alltoall, one block of count instances for each rank. */
-static const char *describe_per_peer(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_per_peer(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                     int *rc)
 {
-    (void)rc;
+    (void)row, (void)rc;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (m->count < 0) return "negative count";
@@ -99,8 +103,10 @@ static void own_block_counts(loom_glue_call_t *c, int size, int rank, size_t blo
 }
 
 /* gathered: allgather(v), gather(v); every rank's block, counts[i] bytes for rank i. */
-static const char *describe_gathered(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                     int *rc)
 {
+    (void)row;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
@@ -127,8 +133,10 @@ static const char *describe_gathered(loom_glue_call_t *c, struct ompi_communicat
 }
 
 /* scattered: scatter(v); the root's send side holds every rank's block. */
-static const char *describe_scattered(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                      int *rc)
 {
+    (void)row;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), root = rank == m->root;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
@@ -156,8 +164,10 @@ static const char *describe_scattered(loom_glue_call_t *c, struct ompi_communica
 }
 
 /* per_peer_v: alltoallv(w), counts[i] bytes to rank i, counts[P + i] from it. */
-static const char *describe_per_peer_v(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                       int *rc)
 {
+    (void)row;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 2 * size))) return "out of memory";
@@ -186,9 +196,10 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, struct ompi_communic
 }
 
 /* none: barrier, no data. */
-static const char *describe_none(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc)
+static const char *describe_none(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                                 int *rc)
 {
-    (void)c, (void)comm, (void)rc;
+    (void)c, (void)row, (void)comm, (void)rc;
     return NULL;
 }
 

@@ -11,9 +11,12 @@
 typedef struct loom_layout_desc {
     loom_layout_t layout;
     /* Sets the core call's counts and root and the send and receive buffers from the MPI call
-     * (c->mpi); returns why loom cannot serve it, or NULL (*rc: an error, else OMPI_SUCCESS). A
-     * reduction's op plan and a data movement's dense views follow in loom_describe. */
-    const char *(*describe)(loom_glue_call_t *c, struct ompi_communicator_t *comm, int *rc);
+     * (c->mpi), whose collective's row is row; returns why loom cannot serve it, or NULL (*rc: an
+     * error, else OMPI_SUCCESS). A reduction's op plan and a data movement's dense views follow
+     * in loom_describe. The row is loom_describe's, read once: this call through a pointer is
+     * on every call's path, where looking it up again cost what inlining had saved. */
+    const char *(*describe)(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
+                            int *rc);
     /* loom's message size from MPI's arguments (message_bytes' definition, for dense datatypes),
      * so that handed-on calls, never described, have one in the trace too. */
     unsigned long long (*mpi_bytes)(const loom_mpi_call_t *m, int size, int rank);
