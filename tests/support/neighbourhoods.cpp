@@ -1,0 +1,121 @@
+// Test topologies and the reference pairing of neighbour blocks (neighbourhoods.hpp).
+#include "neighbourhoods.hpp"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+
+namespace loom::test {
+
+Neighbourhood Topology::of(int rank) const
+{
+    Neighbourhood n;
+    n.kind = kind;
+    n.sources = sources[std::size_t(rank)];
+    n.destinations = destinations[std::size_t(rank)];
+    n.dims = dims;
+    n.periods = periods;
+    return n;
+}
+
+Topology cartesian(std::vector<int> dims, std::vector<int> periods)
+{
+    Topology t;
+    t.kind = TopologyKind::cartesian;
+    int ranks = 1;
+    t.name = "cart";
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+        ranks *= dims[d];
+        t.name += (d == 0 ? " " : "x") + std::to_string(dims[d]) + (periods[d] != 0 ? "p" : "");
+    }
+    t.dims = std::move(dims);
+    t.periods = std::move(periods);
+    for (int r = 0; r < ranks; ++r) {
+        t.sources.push_back(cartesian_neighbours(t.dims, t.periods, r));
+        t.destinations.push_back(t.sources.back());
+    }
+    return t;
+}
+
+Topology random_graph(int ranks, int degree, std::uint32_t seed, bool multi)
+{
+    Topology t;
+    t.kind = TopologyKind::graph;
+    t.name = "graph P=" + std::to_string(ranks) + " seed " + std::to_string(seed) + (multi ? " multi" : "");
+    std::mt19937 rng(seed);
+    auto adj = std::vector<std::vector<int>>(std::size_t(ranks));
+    std::uniform_int_distribution<int> pick(0, ranks - 1);
+    for (int e = 0; e < ranks * degree / 2; ++e) {
+        int a = pick(rng), b = pick(rng);
+        if (a == b && !multi) continue;
+        auto& la = adj[std::size_t(a)];
+        if (!multi && std::find(la.begin(), la.end(), b) != la.end()) continue;
+        la.push_back(b);
+        if (a != b) adj[std::size_t(b)].push_back(a);
+        else la.push_back(a); // a self loop is an edge both ways: it appears twice in the list
+    }
+    for (auto& l : adj) std::sort(l.begin(), l.end());
+    t.sources = adj;
+    t.destinations = adj;
+    return t;
+}
+
+Topology random_dist_graph(int ranks, int degree, std::uint32_t seed, bool multi)
+{
+    Topology t;
+    t.kind = TopologyKind::dist_graph;
+    t.name = "dist_graph P=" + std::to_string(ranks) + " seed " + std::to_string(seed) + (multi ? " multi" : "");
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> pick(0, ranks - 1);
+    t.sources.assign(std::size_t(ranks), {});
+    t.destinations.assign(std::size_t(ranks), {});
+    for (int r = 0; r < ranks; ++r) {
+        std::uniform_int_distribution<int> howmany(0, degree);
+        for (int e = howmany(rng); e > 0; --e) {
+            int q = pick(rng);
+            auto& d = t.destinations[std::size_t(r)];
+            if (!multi && (q == r || std::find(d.begin(), d.end(), q) != d.end())) continue;
+            d.push_back(q);
+        }
+    }
+    for (int r = 0; r < ranks; ++r)
+        for (int q : t.destinations[std::size_t(r)]) t.sources[std::size_t(q)].push_back(r);
+    for (auto& s : t.sources) std::shuffle(s.begin(), s.end(), rng);
+    return t;
+}
+
+BlockSource block_source(const Topology& t, int r, int j)
+{
+    const auto& src = t.sources[std::size_t(r)];
+    const int q = src[std::size_t(j)];
+    if (q == kNoNeighbour) return {};
+    if (t.kind == TopologyKind::cartesian) return {q, j ^ 1};
+    int k = int(std::count(src.begin(), src.begin() + j, q)); // r names q k times before j
+    const auto& dst = t.destinations[std::size_t(q)];
+    for (std::size_t i = 0; i < dst.size(); ++i)
+        if (dst[i] == r && k-- == 0) return {q, int(i)};
+    throw std::logic_error(t.name + ": rank " + std::to_string(q) + " does not name rank " + std::to_string(r) +
+                           " among its destinations often enough");
+}
+
+std::vector<Topology> topologies_for(int ranks, std::uint32_t seed)
+{
+    std::vector<Topology> out;
+    out.push_back(cartesian({ranks}, {1}));
+    out.push_back(cartesian({ranks}, {0}));
+    for (int a = 2; a * a <= ranks; ++a)
+        if (ranks % a == 0) {
+            out.push_back(cartesian({a, ranks / a}, {1, 0}));
+            out.push_back(cartesian({ranks / a, 1, a}, {1, 1, 0}));
+            break;
+        }
+    if (ranks % 2 == 0) out.push_back(cartesian({2, ranks / 2}, {1, 1}));
+    out.push_back(cartesian({1, ranks}, {0, 1}));
+    out.push_back(random_graph(ranks, 3, seed));
+    out.push_back(random_graph(ranks, 4, seed + 1, true));
+    out.push_back(random_dist_graph(ranks, 4, seed + 2));
+    out.push_back(random_dist_graph(ranks, 5, seed + 3, true));
+    return out;
+}
+
+} // namespace loom::test

@@ -1,0 +1,53 @@
+// Whole process topologies for tests of the neighbourhood collectives (algorithms/
+// neighbourhood.hpp), and the reference of what every receive block gets: computed from the
+// definition (MPI's neighbour order and pairing), never from an algorithm. Used by the unit
+// tests over the in-process transport and by the integration tests, which build the same
+// topologies as MPI communicators.
+#pragma once
+
+#include "neighbourhood.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::test {
+
+// Every rank's neighbour lists in one topology.
+struct Topology {
+    TopologyKind kind = TopologyKind::dist_graph;
+    std::vector<int> dims, periods;                       // cartesian only
+    std::vector<std::vector<int>> sources, destinations;  // per rank, in MPI's order
+    std::string name;                                     // for test messages
+
+    int size() const { return int(sources.size()); }
+    // Rank r's view, for an algorithm's NeighbourArgs (spans into this Topology).
+    Neighbourhood of(int rank) const;
+};
+
+// A Cartesian grid (MPI_Cart_create without reorder), neighbours by cartesian_neighbours().
+Topology cartesian(std::vector<int> dims, std::vector<int> periods);
+// MPI_Graph_create's undirected graph: random symmetric edges of about `degree` per rank, each
+// rank's list in ascending order (self loops and repeated edges too when `multi`).
+Topology random_graph(int ranks, int degree, std::uint32_t seed, bool multi = false);
+// MPI_Dist_graph_create_adjacent: random directed edges, asymmetric, in shuffled order; with
+// `multi`, some edges repeated and self edges. Every rank's sources are exactly the ranks that
+// name it among their destinations (as MPI requires), in an order of their own.
+Topology random_dist_graph(int ranks, int degree, std::uint32_t seed, bool multi = false);
+
+// Where receive block j of rank r comes from: the sending rank and the index of its send block
+// (-1, -1 for a kNoNeighbour source: the block stays untouched). Cartesian: the -1 source's
+// block 2d + 1 and the +1 source's block 2d; graphs: the k-th time r names q among its sources
+// pairs with the k-th time q names r among its destinations.
+struct BlockSource {
+    int rank = -1;
+    int block = -1;
+};
+BlockSource block_source(const Topology& t, int r, int j);
+
+// A set of topologies for a test sweep over P ranks: Cartesian grids of 1-3 dimensions
+// (periodic, not, mixed, with dimensions of size 1 and 2), graphs and dist graphs (with and
+// without repeated edges).
+std::vector<Topology> topologies_for(int ranks, std::uint32_t seed = 1);
+
+} // namespace loom::test
