@@ -240,6 +240,19 @@ static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_c
     return neighbour_receives(c, 1);
 }
 
+/* Open MPI's libnbc (every non-blocking and persistent neighbourhood call it is handed) posts a
+ * Cartesian neighbourhood's receives in list order with one tag, so where a periodic dimension of
+ * size 1 or 2 names one rank on both sides it swaps the two blocks of neighbor_alltoall(v, w)
+ * (open-mpi/ompi#14430, unfixed in 4.1 and 5.0.7; coll/basic, blocking, is right): loom keeps
+ * such calls (a fallback rule is passed over). The same on every rank: the grid's. */
+static int libnbc_swaps(const loom_mpi_call_t *m, const loom_neighbourhood_t *n)
+{
+    if (LOOM_BLOCKING == m->kind || LOOM_TOPO_CARTESIAN != n->kind) return 0;
+    for (int d = 0; d < n->ndims; ++d)
+        if (0 != n->periods[d] && n->dims[d] <= 2) return 1;
+    return 0;
+}
+
 /* per_neighbour: neighbor_alltoall(v, w), a block per destination. */
 static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_row_t *row,
                                           struct ompi_communicator_t *comm, int *rc)
@@ -260,6 +273,7 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_r
     c->send.displs = m->sdispls;
     c->send.dtypes = m->sdtypes;
     c->send.adispls = m->sadispls;
+    c->core.keep_from_open_mpi = libnbc_swaps(m, c->neighbours);
     return neighbour_receives(c, out);
 }
 
