@@ -20,7 +20,8 @@ const Candidate* walk(const std::vector<Candidate>& candidates, const CallFacts&
     for (const Candidate& cand : candidates) {
         const Rule& rule = *cand.rule;
         if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
-            (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form)) {
+            (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form) ||
+            (rule.kept && *rule.kept != c.keep_from_open_mpi)) {
             if (trace) trace->push_back({&rule, "does not match"});
             continue;
         }

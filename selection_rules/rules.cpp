@@ -17,7 +17,7 @@ constexpr std::size_t kMaxErrors = 1000; // then the rest of a file is not check
 // A rule's key=value words: options configure the algorithm it names (so a fallback rule, which
 // runs none, takes none); match keys narrow which calls it matches.
 const std::vector<std::string_view> kOptionKeys = {"segment", "buffer", "leaders", "radix", "requests"};
-const std::vector<std::string_view> kMatchKeys = {"nodes", "ranks_per_node", "memory", "commutative", "ompi"};
+const std::vector<std::string_view> kMatchKeys = {"nodes", "ranks_per_node", "memory", "commutative", "ompi", "kept"};
 
 struct Token {
     std::string_view text;
@@ -228,6 +228,13 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
             rule.commutative = false;
         else
             p.error(vcol, "commutative must be 'yes' or 'no', found '" + std::string(value) + "'");
+    } else if (key == "kept") {
+        if (value == "yes")
+            rule.kept = true;
+        else if (value == "no")
+            rule.kept = false;
+        else
+            p.error(vcol, "kept must be 'yes' or 'no', found '" + std::string(value) + "'");
     } else {
         p.error(t.column, "unknown key '" + std::string(key) + "'" + did_you_mean(key, keys));
     }
@@ -398,7 +405,7 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             if (a.collective != b.collective || !a.ranks.covers(b.ranks) || !a.bytes.covers(b.bytes)) continue;
             if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) || !covers(a.ompi, b.ompi) ||
                 !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative) ||
-                !covers_value(a.form, b.form))
+                !covers_value(a.kept, b.kept) || !covers_value(a.form, b.form))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
             // algorithm that serves every call it matches shadows the later rule. A fallback
@@ -461,6 +468,7 @@ bool matches(const Rule& rule, const Call& call)
     if (rule.ompi && (call.ompi_major == 0 || !rule.ompi->contains(std::uint64_t(call.ompi_major)))) return false;
     if (rule.memory && *rule.memory != call.memory) return false;
     if (rule.commutative && *rule.commutative != call.commutative) return false;
+    if (rule.kept && *rule.kept == call.fallback_allowed) return false;
     if (rule.form && *rule.form != call.form) return false;
     return true;
 }

@@ -58,6 +58,9 @@ struct Rule {
     std::optional<Range> ranks_per_node;
     std::optional<MemoryKind> memory;
     std::optional<bool> commutative;
+    // kept=yes: only calls loom keeps from Open MPI (Call::fallback_allowed false: Open MPI's
+    // component gets them wrong), which pass fallback rules over; kept=no: only the others.
+    std::optional<bool> kept;
     std::optional<Form> form; // from the collective's name; absent: every form
     // The major version of the Open MPI the plugin runs in (4, 5): Open MPI's own choices,
     // which fallback rules hand calls to, differ between versions.
@@ -145,7 +148,8 @@ struct Call {
 
 // Why a fallback rule is passed over when the call does not allow it.
 constexpr std::string_view kFallbackRefused =
-    "Open MPI's own kernel gets this reduction wrong (a SUM on 8- or 16-bit integers saturates in 4.1's AVX op)";
+    "Open MPI's own component gets this call wrong (a SUM on 8- or 16-bit integers saturates in 4.1's AVX op; "
+    "libnbc swaps a periodic Cartesian dimension's blocks where it has 1 or 2 ranks)";
 
 bool matches(const Rule& rule, const Call& call);
 

@@ -64,6 +64,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.ranks_per_node) add("ranks_per_node=" + range_text(*r.ranks_per_node, false));
     if (r.memory) add(std::string("memory=") + (*r.memory == MemoryKind::cuda ? "cuda" : "host"));
     if (r.commutative) add(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
+    if (r.kept) add(std::string("kept=") + (*r.kept ? "yes" : "no"));
     if (r.ompi) add("ompi=" + range_text(*r.ompi, false));
     if (r.segment_bytes) add("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) add("buffer=" + size_text(r.buffer_bytes));

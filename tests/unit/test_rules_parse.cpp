@@ -381,7 +381,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
-                                          "radix, requests, nodes, ranks_per_node, memory, commutative, ompi)"},
+                                          "radix, requests, nodes, ranks_per_node, memory, commutative, ompi, kept)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},
@@ -389,6 +389,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring memory=", "t.rules:2:27: error: memory must be 'host' or 'cuda', found ''"},
         {"allreduce * * ring commutative=true", "t.rules:2:32: error: commutative must be 'yes' or 'no', found 'true'"},
         {"allreduce * * ring commutative=No", "t.rules:2:32: error: commutative must be 'yes' or 'no', found 'No'"},
+        {"neighbor_alltoall * * linear kept=1", "t.rules:2:35: error: kept must be 'yes' or 'no', found '1'"},
     };
     for (const auto& [line, expected] : cases) {
         INFO(line);

@@ -682,6 +682,24 @@ TEST_CASE("a fallback rule stays a candidate without an algorithm, and loom_choo
     load_user_rules("");
 }
 
+TEST_CASE("rules: kept=yes matches only calls loom keeps from Open MPI, and a fallback rule does not shadow it",
+          "[rules]")
+{
+    // libnbc's non-blocking neighbor_alltoall on a periodic Cartesian dimension of 1 or 2 ranks: the
+    // glue keeps it (fallback passed over), and the kept=yes rule serves it; other calls go on.
+    const ParseResult t = parse("loom-rules 1\nneighbor_alltoall * * linear kept=yes\nneighbor_alltoall * * fallback\n",
+                                "t.rules");
+    REQUIRE(t.ok());
+    CHECK(lint(t.rules, "t.rules").empty());
+    Call x = call(Collective::neighbor_alltoall, 4, 0);
+    CHECK(choose({&t.rules}, x) == &t.rules[1]);
+    x.fallback_allowed = false;
+    CHECK(choose({&t.rules}, x) == &t.rules[0]);
+    CHECK(matches(t.rules[0], x));
+    x.fallback_allowed = true;
+    CHECK(!matches(t.rules[0], x));
+}
+
 TEST_CASE("rules: a fallback rule is passed over for a reduction Open MPI's own kernel gets wrong", "[rules]")
 {
     // loom serves such a call (a SUM on 8- or 16-bit integers, which Open MPI 4.1's AVX op
