@@ -292,6 +292,12 @@ void part_arrays()
         {loom::Collective::allreduce, allreduce_freed_type_and_op},
         {loom::Collective::gatherv, [](bool p, int n0, int salt) { rooted_v_arrays(true, p, n0, salt); }},
         {loom::Collective::scatterv, [](bool p, int n0, int salt) { rooted_v_arrays(false, p, n0, salt); }},
+        {loom::Collective::neighbor_allgatherv,
+         [](bool p, int n0, int salt) { neighbour_arrays(loom::Collective::neighbor_allgatherv, p, n0, salt); }},
+        {loom::Collective::neighbor_alltoallv,
+         [](bool p, int n0, int salt) { neighbour_arrays(loom::Collective::neighbor_alltoallv, p, n0, salt); }},
+        {loom::Collective::neighbor_alltoallw,
+         [](bool p, int n0, int salt) { neighbour_arrays(loom::Collective::neighbor_alltoallw, p, n0, salt); }},
     };
     for (const auto& [c, run] : cases) {
         const std::string name = collective_name(c);

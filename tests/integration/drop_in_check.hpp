@@ -29,6 +29,9 @@ std::vector<std::string> forced_names(loom::Collective c);
 std::string collective_name(loom::Collective c);
 
 void part_arrays(); // drop_in_arrays.cpp
+// The neighbourhood collectives' part of it (drop_in_neighbours.cpp): c is neighbor_allgatherv,
+// _alltoallv or _alltoallw.
+void neighbour_arrays(loom::Collective c, bool persistent, int n0, int salt);
 void part_orders(); // drop_in_orders.cpp
 
 } // namespace drop_in
