@@ -94,8 +94,10 @@ TEST_CASE("sim: flat model times equal the textbook costs", "[sim][closed_form]"
         // dissemination barrier: ceil(lg P) a
         CHECK(run(flat(), Collective::barrier, "bruck", P, 0).seconds == lg * a);
         // no data, no messages
+        // (loom-sim has no process topology for the neighbourhood collectives: engine.cpp)
         for (const Algorithm& x : all_algorithms())
-            if (x.collective != Collective::barrier && !why_not(x, CallShape{P, 0, true}))
+            if (x.collective != Collective::barrier && counts(x.collective) != Counts::per_neighbour &&
+                !why_not(x, CallShape{P, 0, true}))
                 CHECK(run(flat(), x.collective, x.name.data(), P, 0).total_messages == 0);
     }
 }
@@ -105,6 +107,7 @@ TEST_CASE("sim: the same messages as the in-process transport, for every algorit
     loom_reduction_t bxor{};
     REQUIRE(loom_find_kernel(LOOM_OP_BXOR, LOOM_TYPE_UINT8, &bxor));
     for (const Algorithm& algorithm : all_algorithms()) {
+        if (counts(algorithm.collective) == Counts::per_neighbour) continue; // not modelled: engine.cpp
         for (int P : {1, 2, 3, 5, 8, 12, 17}) {
             if (why_not(algorithm, CallShape{P, 0, true})) continue;
             for (std::size_t bytes :
