@@ -16,11 +16,26 @@ auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 constexpr std::size_t kUnset = ~std::size_t(0);
 constexpr std::size_t kHeadSlot = 16; // the inline slot holding a rank's left-over (8 bytes of data)
 
-// Bytes before the stream in chunk 0's slot: the alltoall forms' table, in whole 64-byte lines.
-std::size_t table_bytes(const NeighbourArgs& args, int P)
-{
-    return args.same_block ? 0 : (std::size_t(P) * sizeof(std::uint64_t) + 63) / 64 * 64;
-}
+// Chunk 0's slot: the left-over (in the inline line where chunk 0 takes a small region, else in
+// the slot's first line), the table (alltoall forms: one entry per rank, in whole lines), then
+// the stream's first bytes. A small slot while the table fits one (up to 504 ranks, where it
+// holds 32 bytes of stream), else a large one (up to 4088 ranks).
+struct FirstChunk {
+    std::size_t bytes;     // the chunk's size: ShmComm::small_slot_bytes() or slot_bytes()
+    bool inline_head;      // the left-over in the inline line (small region) or the slot's first line
+    std::size_t table_at;  // where the table starts in the slot
+    std::size_t stream_at; // where the stream's first bytes start, and how many fit: bytes - stream_at
+    FirstChunk(const ShmComm& shm, bool same_block)
+    {
+        const std::size_t table = same_block ? 0 : (std::size_t(shm.size()) * 8 + 63) / 64 * 64;
+        inline_head = table + 32 <= shm.small_slot_bytes() && shm.small_slot_bytes() != shm.slot_bytes();
+        bytes = inline_head ? shm.small_slot_bytes() : shm.slot_bytes();
+        table_at = inline_head ? 0 : 64;
+        stream_at = table_at + table;
+    }
+    bool fits() const { return stream_at <= bytes; }
+    std::size_t room() const { return bytes - stream_at; }
+};
 
 // One side's edges, as this rank sees them: where each block is in the user's buffer and in the
 // stream (this rank's for its sends, its source's for its receives; kUnset: not in any stream).
@@ -43,31 +58,38 @@ public:
     Call(ShmComm& shm, MemoryOps& mem, const NeighbourArgs& args)
         : shm_(shm), mem_(mem), args_(args), n_(args.neighbours), me_(shm.rank()), P_(shm.size()),
           sends_(n_.destinations.size()), recvs_(n_.sources.size()), cursor_(std::size_t(P_)),
-          table_(table_bytes(args, P_)), first_room_(shm.small_slot_bytes() - table_)
+          first_(shm, args.same_block), first_room_(first_.room())
     {}
 
     void run()
     {
         lay_out_sends();
-        // Chunk 0: the table and the stream's first bytes in the slot, the left-over in the
-        // inline line, which every rank then reads of every other.
-        const int region = shm_.begin_chunk(shm_.small_slot_bytes());
+        // Chunk 0: the table and the stream's first bytes in the slot, the left-over beside
+        // them, which every rank then reads of every other.
+        const int region = shm_.begin_chunk(first_.bytes);
         std::byte* slot = shm_.slot(region, me_);
-        write_table(slot);
-        write_piece(slot + table_, 0, first_room_);
+        write_table(slot + first_.table_at);
+        write_piece(slot + first_.stream_at, 0, first_room_);
         const std::uint64_t left = stream_ > first_room_ ? stream_ - first_room_ : 0;
-        std::memcpy(shm_.inline_data(region, me_, kHeadSlot), &left, sizeof left);
-        shm_.publish_inline(region, kHeadSlot);
         std::uint64_t most = left;
+        if (first_.inline_head) { // one line per rank to wait for and read
+            std::memcpy(shm_.inline_data(region, me_, kHeadSlot), &left, sizeof left);
+            shm_.publish_inline(region, kHeadSlot);
+        } else {
+            std::memcpy(slot, &left, sizeof left);
+            shm_.publish();
+            shm_.wait_all(shm_.phase());
+        }
         for (int q = 0; q < P_; ++q) {
             if (q == me_) continue;
-            shm_.wait_inline(region, q, shm_.phase(), kHeadSlot);
+            if (first_.inline_head) shm_.wait_inline(region, q, shm_.phase(), kHeadSlot);
             std::uint64_t theirs;
-            std::memcpy(&theirs, shm_.inline_data(region, q, kHeadSlot), sizeof theirs);
+            std::memcpy(&theirs, first_.inline_head ? shm_.inline_data(region, q, kHeadSlot) : shm_.slot(region, q),
+                        sizeof theirs);
             most = std::max(most, theirs);
         }
         find_receives(region);
-        read_piece(region, table_, 0, first_room_, false);
+        read_piece(region, first_.stream_at, 0, first_room_, false);
         shm_.end_chunk_at_next_publish(region); // the next chunk's or call's publish says so
         copy_self_edges();
         // Chunks 1 .. N: the rest of every stream, in small or large slots.
@@ -89,7 +111,8 @@ private:
     const int me_, P_;
     Edges sends_, recvs_;
     PerRank<std::size_t, 65> cursor_; // per rank: a group's place in a stream
-    const std::size_t table_, first_room_;
+    const FirstChunk first_;
+    const std::size_t first_room_;
     std::size_t stream_ = 0; // this rank's stream's length
 
     bool to_other(int q) const { return q != kNoNeighbour && q != me_; }
@@ -182,7 +205,7 @@ private:
             std::size_t& next = cursor_[std::size_t(q)];
             if (next == kUnset) {
                 std::uint64_t start;
-                std::memcpy(&start, shm_.slot(region, q) + std::size_t(me_) * 8, sizeof start);
+                std::memcpy(&start, shm_.slot(region, q) + first_.table_at + std::size_t(me_) * 8, sizeof start);
                 next = std::size_t(start);
             }
             recvs_.stream_at[j] = next;
@@ -230,9 +253,9 @@ private:
 
 void shm_neighbour(ShmComm& shm, MemoryOps& mem, const NeighbourArgs& args)
 {
-    if (table_bytes(args, shm.size()) > shm.small_slot_bytes())
+    if (!FirstChunk(shm, args.same_block).fits())
         throw ShmUnavailable("shm: a neighbourhood alltoall's table of " + std::to_string(shm.size()) +
-                             " ranks is larger than a small slot");
+                             " ranks is larger than a slot");
     Call(shm, mem, args).run();
 }
 

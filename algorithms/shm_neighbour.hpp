@@ -22,11 +22,14 @@
 // Chunks. A call is chunk 0 in the next small region (4 KiB slots), then as many more chunks as
 // the longest stream of any rank needs:
 //   chunk 0   a rank writes its table (8 P bytes, alltoall forms only) and the first F bytes
-//             of its stream in its slot, F = small slot - table, and how many stream bytes
-//             are left over in its 16-byte inline slot of the region, whose sequence word it
-//             then stores (publish_inline). Every rank waits for every other's inline line (one
-//             line each: the count of chunks must be the same on every rank, so that every rank
-//             takes the same regions and publishes as often) and reads its blocks' first bytes.
+//             of its stream in its slot of the next small region, F = small slot - table, and
+//             how many stream bytes are left over in its 16-byte inline slot of the region,
+//             whose sequence word it then stores (publish_inline). Every rank waits for every
+//             other's inline line (one line each: the count of chunks must be the same on every
+//             rank, so that every rank takes the same regions and publishes as often) and reads
+//             its blocks' first bytes. Past 504 ranks (alltoall forms: the table and 32 bytes
+//             no longer fit a small slot) chunk 0 takes a large region, the left-over in the
+//             slot's first line, and every rank waits for every counter before reading them.
 //   chunk c   (c = 1 .. N, N = ceil(R / C), R the largest left-over, C = 4 KiB if R fits a
 //             small slot, else 32 KiB through the four large regions in turn): a rank writes
 //             stream bytes [F + (c-1) C, F + c C) in its slot and publishes; a reader waits only
@@ -38,7 +41,7 @@
 // copy-in overlaps the copy-out of the previous ones as in the other shm collectives.
 //
 // Costs on P ranks; T_r the bytes rank r sends to other ranks (the allgathers: its block once,
-// whatever its out-degree), M = max T_r, F = 4 KiB - 8 P (allgathers: 4 KiB):
+// whatever its out-degree), M = max T_r, F = 4 KiB - 8 P rounded up to 64 (allgathers: 4 KiB):
 //   chunks      1 + ceil((M - F)+ / C);
 //   bytes       each rank copies T_r into its slot and each received block out of its source's
 //               slot: every byte between ranks is copied twice (by a memcpy each, no system
@@ -50,12 +53,14 @@
 //   Against messages (linear): a neighbour's block of b bytes costs two copies instead of a
 //   PML send (eager: two copies too, plus matching; above the eager limit a rendezvous or a
 //   single copy); what the segment saves is per-message overhead, at small and mid sizes.
-// Single copy (CMA, reading straight from the writer's send buffer) is not used: above a few
-// hundred KiB per block it would save a copy, but needs the probe's verdict and a final wait
-// for the readers (single_copy.hpp); large blocks here go through the segment in chunks.
+// Single copy (CMA, reading straight from the writer's send buffer) is not used: it would save
+// a copy of large blocks, but needs the probe's verdict and a final wait for the readers, and
+// loom keeps it to the single-copy family's own algorithms (single_copy.hpp), which the rules
+// choose by size and which non-blocking calls never use. Large blocks here go through the
+// segment in chunks.
 // Limits: every rank on one node, the segment set up (registry needs: kOneNode); the alltoall
-// forms at most small_slot_bytes / 8 = 512 ranks (their table must fit chunk 0's slot; beyond,
-// every rank throws ShmUnavailable alike). Counts are trusted to match pairwise, as MPI
+// forms at most 4088 ranks (their table must fit chunk 0's slot; beyond, every rank throws
+// ShmUnavailable alike). Counts are trusted to match pairwise, as MPI
 // requires: a reader reads its receive count from where its block starts in the stream (a
 // wrong count gets wrong bytes, never a read outside the segment). MPI has no in-place form.
 #pragma once
@@ -67,7 +72,7 @@ namespace loom {
 
 // On the communicator's segment, in the call's turn; ShmUnavailable on every rank alike where
 // the communicator has no segment (no other algorithm runs under shm's name, as for every shm
-// collective) or, in the alltoall forms, more than 512 ranks.
+// collective) or, in the alltoall forms, more than 4088 ranks.
 void shm_neighbour(Transport& net, MemoryOps& mem, const NeighbourArgs& args);
 // On a segment the caller holds the turn of.
 void shm_neighbour(ShmComm& shm, MemoryOps& mem, const NeighbourArgs& args);

@@ -188,45 +188,68 @@ TEST_CASE("shm neighbour: without a segment every rank refuses at once, alike, a
     }
 }
 
+namespace {
+
+// The calls of schemes(P) on every topology of topologies_for(P), rank after rank as fibers on
+// this thread over one ShmComm each on a segment in this process's memory with slots of
+// `slot_bytes`; a wait yields (cooperative, as a resumable operation's does). The fibers are
+// resumed in an order that changes round by round. Returns the failures.
+std::vector<std::string> run_fibers(int P, std::size_t slot_bytes)
+{
+    std::vector<std::string> failures;
+    const auto calls = schemes(P);
+    for (const Topology& t : topologies_for(P, std::uint32_t(100 + P))) {
+        std::vector<std::uint64_t> memory(ShmComm::segment_bytes(P, slot_bytes) / sizeof(std::uint64_t) + 1, 0);
+        std::vector<std::unique_ptr<ShmComm>> comms;
+        std::vector<std::unique_ptr<Fiber>> fibers;
+        for (int r = 0; r < P; ++r) {
+            comms.push_back(std::make_unique<ShmComm>(reinterpret_cast<std::byte*>(memory.data()), r, P, slot_bytes));
+            comms.back()->set_progress([](void*) { Fiber::yield(); }, nullptr, true);
+        }
+        for (int r = 0; r < P; ++r)
+            fibers.push_back(std::make_unique<Fiber>([&, r] {
+                HostMemory mem;
+                for (const Scheme& s : calls) {
+                    RankCall c = make_call(t, r, s);
+                    shm_neighbour(*comms[std::size_t(r)], mem, c.args);
+                    if (std::string d = check(t, r, s, c); !d.empty())
+                        failures.push_back(t.name + ", rank " + std::to_string(r) + ", " + s.name + ": " + d);
+                }
+            }));
+        bool running = true;
+        for (int round = 0; running && round < 200000; ++round) {
+            running = false;
+            for (int k = 0; k < P; ++k) {
+                // Forwards, backwards, and from a rank that moves, round by round.
+                const int r = round % 3 == 0 ? k : round % 3 == 1 ? P - 1 - k : (k + round) % P;
+                if (fibers[std::size_t(r)]->finished()) continue;
+                fibers[std::size_t(r)]->resume();
+                running = running || !fibers[std::size_t(r)]->finished();
+            }
+        }
+        if (running) failures.push_back(t.name + ": stuck");
+    }
+    return failures;
+}
+
+} // namespace
+
 TEST_CASE("shm neighbour, resumable: ranks as fibers on one thread whose waits yield, resumed in changing orders",
           "[shm_neighbour]")
 {
     for (int P : {1, 2, 3, 4, 5, 8, 12, 17}) {
-        const auto calls = schemes(P);
-        for (const Topology& t : topologies_for(P, std::uint32_t(100 + P))) {
-            INFO("P=" << P << " " << t.name);
-            // A segment in this process's memory, zero-filled, that every rank's ShmComm maps.
-            std::vector<std::uint64_t> memory(ShmComm::segment_bytes(P) / sizeof(std::uint64_t) + 1, 0);
-            std::vector<std::unique_ptr<ShmComm>> comms;
-            std::vector<std::string> failures;
-            std::vector<std::unique_ptr<Fiber>> fibers;
-            for (int r = 0; r < P; ++r) {
-                comms.push_back(std::make_unique<ShmComm>(reinterpret_cast<std::byte*>(memory.data()), r, P));
-                comms.back()->set_progress([](void*) { Fiber::yield(); }, nullptr, true);
-            }
-            for (int r = 0; r < P; ++r)
-                fibers.push_back(std::make_unique<Fiber>([&, r] {
-                    HostMemory mem;
-                    for (const Scheme& s : calls) {
-                        RankCall c = make_call(t, r, s);
-                        shm_neighbour(*comms[std::size_t(r)], mem, c.args);
-                        if (std::string d = check(t, r, s, c); !d.empty())
-                            failures.push_back("rank " + std::to_string(r) + ", " + s.name + ": " + d);
-                    }
-                }));
-            bool running = true;
-            for (int round = 0; running && round < 200000; ++round) {
-                running = false;
-                for (int k = 0; k < P; ++k) {
-                    // Forwards, backwards, and from a rank that moves, round by round.
-                    const int r = round % 3 == 0 ? k : round % 3 == 1 ? P - 1 - k : (k + round) % P;
-                    if (fibers[std::size_t(r)]->finished()) continue;
-                    fibers[std::size_t(r)]->resume();
-                    running = running || !fibers[std::size_t(r)]->finished();
-                }
-            }
-            CHECK_FALSE(running);
-            for (const std::string& f : failures) FAIL_CHECK(f);
-        }
+        INFO("P=" << P);
+        for (const std::string& f : run_fibers(P, ShmComm::kSlotBytes)) FAIL_CHECK(f);
+    }
+}
+
+TEST_CASE("shm neighbour: tiny slots, many chunks; past the small slot's ranks chunk 0 takes a large region",
+          "[shm_neighbour]")
+{
+    // 1 KiB slots: 256-byte small slots, so from 25 ranks (the table and 32 bytes no longer
+    // fit) the alltoall forms' chunk 0 takes a large region, as past 504 ranks with real slots.
+    for (int P : {2, 5, 24, 25, 33, 40}) {
+        INFO("P=" << P);
+        for (const std::string& f : run_fibers(P, 1024)) FAIL_CHECK(f);
     }
 }
