@@ -2,6 +2,7 @@
 #pragma once
 
 #include "loom_c_api.h"
+#include "neighbourhood.hpp" // NeighbourArgs: the neighbourhood collectives' record
 #include "transport.hpp"
 
 #include <algorithm>

@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <memory>
 #include <new>
@@ -102,6 +104,10 @@ namespace {
 
 Collective collective_of(const loom_call_t& call) { return static_cast<Collective>(call.coll); }
 
+static_assert(int(TopologyKind::cartesian) == LOOM_TOPO_CARTESIAN && int(TopologyKind::graph) == LOOM_TOPO_GRAPH &&
+                  int(TopologyKind::dist_graph) == LOOM_TOPO_DIST_GRAPH && kNoNeighbour == LOOM_NO_NEIGHBOUR,
+              "loom_c_api.h's topology values are neighbourhood.hpp's");
+
 } // namespace
 
 // The one definition of "message size", used for selection (and, with the rule table, by
@@ -114,6 +120,7 @@ Collective collective_of(const loom_call_t& call) { return static_cast<Collectiv
 //   per_peer   one block: what each rank sends to each peer (alltoall)
 //   per_peer_v 0 (alltoallv, alltoallw: below)
 //   none       0 (barrier)
+//   neighbour_gathered, per_neighbour  0 (the neighbourhood collectives: below)
 // A unit is an element of the op for a reduction, a byte otherwise. Where the counts differ from
 // rank to rank (gatherv, scatterv: only the root knows them all; alltoallv, alltoallw) it is 0:
 // the size must be one that every rank knows, so that every rank chooses alike, and their rules
@@ -173,10 +180,33 @@ struct Dispatch {
         f(net, mem,
           AlltoallvArgs{call.sbuf, call.rbuf, {call.counts, P}, {call.counts + P, P}, call.max_requests});
     }
+    // The neighbourhood layouts: the send side's counts (one for neighbour_gathered: the block
+    // every destination gets), then the receive side's (loom_c_api.h).
+    void operator()(NeighbourFn f) const
+    {
+        const loom_neighbourhood_t* n = call.neighbours;
+        if (n == nullptr) throw std::invalid_argument("a neighbourhood collective without its neighbours");
+        const auto in = std::size_t(n->indegree), out = std::size_t(n->outdegree);
+        const bool same_block = layout(collective_of(call)) == Layout::neighbour_gathered;
+        const std::size_t sends = same_block ? 1 : out;
+        const auto ndims = std::size_t(n->kind == LOOM_TOPO_CARTESIAN ? n->ndims : 0);
+        NeighbourArgs args{
+            Neighbourhood{TopologyKind(n->kind), {n->sources, in}, {n->destinations, out}, {n->dims, ndims},
+                          {n->periods, ndims}},
+            call.sbuf, call.rbuf, {call.counts, sends}, {call.counts + sends, in}, same_block, call.max_requests};
+        f(net, mem, args);
+    }
 };
 
 } // namespace
 } // namespace loom
+
+extern "C" void loom_cartesian_neighbours(int ndims, const int* dims, const int* periods, int rank, int* out)
+{
+    const auto n = std::size_t(ndims);
+    const std::vector<int> list = cartesian_neighbours({dims, n}, {periods, n}, rank);
+    std::copy(list.begin(), list.end(), out);
+}
 
 extern "C" std::size_t loom_message_bytes(const loom_call_t* call, int comm_size)
 {

@@ -27,6 +27,10 @@ constexpr std::array<LayoutOps, kLayoutCount> kLayouts = {{
     // Its counts differ from rank to rank: message_bytes never asks (counts_differ_by_rank).
     {Layout::per_peer_v, no_units, "always 0 (its counts differ from rank to rank)", staged::per_peer_v},
     {Layout::none, no_units, "always 0", staged::none},
+    // A uniform count here is the same for one rank's neighbours only (collectives.def, counts
+    // per_neighbour): message_bytes never asks, and the glue runs device calls on host copies.
+    {Layout::neighbour_gathered, no_units, "always 0 (its counts differ from rank to rank)", staged::neighbours},
+    {Layout::per_neighbour, no_units, "always 0 (its counts differ from rank to rank)", staged::neighbours},
 }};
 
 constexpr bool in_layout_order()

@@ -37,6 +37,7 @@ void per_peer(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&);
 void scattered(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&);
 void per_peer_v(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&);
 void none(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&);
+void neighbours(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&);
 } // namespace staged
 
 } // namespace loom

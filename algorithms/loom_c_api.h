@@ -162,6 +162,8 @@ typedef enum loom_layout {
     LOOM_LAYOUT_scattered,
     LOOM_LAYOUT_per_peer_v,
     LOOM_LAYOUT_none,
+    LOOM_LAYOUT_neighbour_gathered,
+    LOOM_LAYOUT_per_neighbour,
     LOOM_LAYOUT_COUNT
 } loom_layout_t;
 
@@ -219,6 +221,10 @@ static inline int loom_coll_has_result(loom_coll_t coll, int rank, int root)
  *   per_peer_v counts[i] units to rank i, counts[P + i] units from it (2P entries; each dense,
  *              rank order)
  *   none       nothing
+ *   neighbour_gathered  counts[0] units sent to every destination of `neighbours`, then
+ *              counts[1 + j] units from its source j (1 + indegree entries)
+ *   per_neighbour  counts[i] units to destination i, then counts[outdegree + j] from source j
+ *              (outdegree + indegree entries)
  * sbuf == NULL means in place. */
 /* What serves a call decided while its communicator's segment is PENDING if the set-up fails
  * (loom_call_t.stand_in): the algorithm (NULL: none needed), the flat algorithm its node
@@ -232,12 +238,37 @@ typedef struct loom_stand_in {
     size_t max_requests;
 } loom_stand_in_t;
 
+/* The neighbourhood collectives' neighbours (algorithms/neighbourhood.hpp, Neighbourhood): the
+ * communicator's process topology as the glue read it once per communicator. kind: LOOM_TOPO_*;
+ * sources and destinations in MPI's order (a Cartesian one's: for each dimension the -1 then the
+ * +1 neighbour, LOOM_NO_NEIGHBOUR for MPI_PROC_NULL); dims and periods: a Cartesian one's, ndims
+ * each (NULL otherwise). degree_known: every rank has the same in- and outdegree, and knows it
+ * (Cartesian: 2 ndims; graph: the whole graph is on every rank) - the rules may then match on
+ * `degree`, the largest degree of any rank (Cartesian: 2 ndims). */
+enum { LOOM_TOPO_CARTESIAN = 0, LOOM_TOPO_GRAPH = 1, LOOM_TOPO_DIST_GRAPH = 2 };
+enum { LOOM_NO_NEIGHBOUR = -1 };
+typedef struct loom_neighbourhood {
+    int kind;
+    int indegree, outdegree;
+    const int *sources, *destinations;
+    int ndims;
+    const int *dims, *periods;
+    int degree; /* see above; 0 where not every rank knows one (dist_graph) */
+} loom_neighbourhood_t;
+
+/* A Cartesian rank's neighbour list (2 ndims entries into out): for each dimension the rank at
+ * -1 then at +1, as MPI_Cart_shift(comm, d, 1) gives them, LOOM_NO_NEIGHBOUR off a non-periodic
+ * edge (neighbourhood.hpp, cartesian_neighbours). */
+void loom_cartesian_neighbours(int ndims, const int *dims, const int *periods, int rank, int *out);
+
 typedef struct loom_call {
     loom_coll_t coll;
     const void *sbuf;
     void *rbuf;
     size_t count;
-    const size_t *counts; /* comm_size entries (per_peer_v: 2 x comm_size), or NULL */
+    const size_t *counts; /* comm_size entries (per_peer_v: 2 x comm_size; the neighbourhood
+                             layouts: above), or NULL */
+    const loom_neighbourhood_t *neighbours; /* the neighbourhood collectives' (else NULL) */
     int root;
     loom_reduction_t op;    /* reductions only */
     size_t segment_bytes;   /* pipelined algorithms; 0: their default */

@@ -8,6 +8,7 @@
 #include "halving_doubling.hpp"
 #include "hierarchical.hpp"
 #include "knomial.hpp"
+#include "neighbour.hpp"
 #include "pairwise.hpp"
 #include "pat.hpp"
 #include "recursive_doubling.hpp"
@@ -255,6 +256,14 @@ constexpr std::array kExscan = {
               ScanFn{&recursive_doubling_exscan}},
 };
 
+// The neighbourhood collectives: one schedule for all five (NeighbourArgs), listed for each.
+constexpr std::array kNeighbour = {
+    Algorithm{"linear", Collective::neighbor_allgather,
+              "every neighbour's receive and send posted at once (Open MPI's basic and libnbc do the same)",
+              "1 round; indegree receives, outdegree sends; a rank's own send and receive blocks", kAny,
+              NeighbourFn{&linear_neighbour}},
+};
+
 // A family's records for another collective that runs the same schedules.
 template <std::size_t N>
 constexpr std::array<Algorithm, N> for_collective(std::array<Algorithm, N> family, Collective c)
@@ -296,7 +305,11 @@ constexpr auto kAlgorithms =
            // read their own count away from the root (the trees forward others' blocks).
            for_collective(named(kGather, "linear", "cma"), Collective::gatherv),
            for_collective(named(kScatter, "linear", "cma"), Collective::scatterv), kAlltoallv,
-           for_collective(kAlltoallv, Collective::alltoallw));
+           for_collective(kAlltoallv, Collective::alltoallw), kNeighbour,
+           for_collective(kNeighbour, Collective::neighbor_allgatherv),
+           for_collective(kNeighbour, Collective::neighbor_alltoall),
+           for_collective(kNeighbour, Collective::neighbor_alltoallv),
+           for_collective(kNeighbour, Collective::neighbor_alltoallw));
 
 // Each collective's algorithms are adjacent, in Collective's order, one name once each.
 constexpr bool grouped_and_unique()

@@ -64,6 +64,8 @@ enum class Layout : int {
     scattered = LOOM_LAYOUT_scattered,
     per_peer_v = LOOM_LAYOUT_per_peer_v,
     none = LOOM_LAYOUT_none,
+    neighbour_gathered = LOOM_LAYOUT_neighbour_gathered,
+    per_neighbour = LOOM_LAYOUT_per_neighbour,
 };
 inline constexpr int kLayoutCount = LOOM_LAYOUT_COUNT;
 
@@ -210,8 +212,9 @@ using AlltoallFn = void (*)(Transport&, MemoryOps&, const AlltoallArgs&);
 using ScanFn = void (*)(Transport&, MemoryOps&, const ScanArgs&);
 using ScatterFn = void (*)(Transport&, MemoryOps&, const ScatterArgs&);
 using AlltoallvFn = void (*)(Transport&, MemoryOps&, const AlltoallvArgs&);
+using NeighbourFn = void (*)(Transport&, MemoryOps&, const NeighbourArgs&);
 using Runner = std::variant<AllreduceFn, ReduceScatterFn, AllgatherFn, BcastFn, ReduceFn, BarrierFn, AlltoallFn, ScanFn,
-                            ScatterFn, AlltoallvFn>;
+                            ScatterFn, AlltoallvFn, NeighbourFn>;
 
 // The argument record of c's algorithms (collectives.def's Args column): Runner's alternative for
 // it. registry.cpp asserts that every algorithm listed for c takes it.

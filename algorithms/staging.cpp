@@ -370,6 +370,13 @@ void per_peer_v(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&)
     throw std::logic_error("run_staged: alltoallv and alltoallw are not staged");
 }
 
+void neighbours(const Algorithm&, Transport&, AsyncCopier&, const loom_call_t&)
+{
+    // As per_peer_v: each rank's counts are its own (counts per_neighbour), so the glue runs a
+    // device call on host copies.
+    throw std::logic_error("run_staged: the neighbourhood collectives are not staged");
+}
+
 void none(const Algorithm& algorithm, Transport& net, AsyncCopier&, const loom_call_t& call)
 {
     run_host(algorithm, net, host_call(call));

@@ -142,6 +142,7 @@ typedef struct loom_buffer {
     const int *displs; /* NULL: block i at i x count */
     struct ompi_datatype_t *const *dtypes; /* alltoallw: block i's datatype (dtype unused), and
                                               displs in bytes; NULL: dtype for every block */
+    const MPI_Aint *adispls; /* neighbor_alltoallw: MPI_Aint displacements in bytes (displs NULL) */
     int read;          /* LOOM_READ_* or a block index */
     int written;       /* 1: the call writes it */
 } loom_buffer_t;
@@ -180,22 +181,24 @@ typedef struct loom_repeat {
                                           remembered, kept (and reused) while calls are handed on */
 } loom_repeat_t;
 
-/* Per-communicator module: the previous component's function and module for every
- * collective loom implements, so loom can hand a call on. */
+/* Per-communicator module: the previous component's function (of its slot's type: SLOT) and
+ * module for every collective loom implements, so loom can hand a call on. */
 typedef struct mca_coll_loom_module_t {
     mca_coll_base_module_t super;
     struct {
-#define PREVIOUS(name)                                   \
-    mca_coll_base_module_##name##_fn_t name;             \
-    mca_coll_base_module_t *name##_module;               \
-    mca_coll_base_module_i##name##_fn_t i##name;         \
-    mca_coll_base_module_t *i##name##_module;            \
-    mca_coll_base_module_##name##_init_fn_t name##_init; \
+#define SLOT(slot) __typeof__(((mca_coll_base_module_t *)0)->coll_##slot)
+#define PREVIOUS(name)                            \
+    SLOT(name) name;                              \
+    mca_coll_base_module_t *name##_module;        \
+    SLOT(i##name) i##name;                        \
+    mca_coll_base_module_t *i##name##_module;     \
+    SLOT(name##_init) name##_init;                \
     mca_coll_base_module_t *name##_init_module;
 #define LOOM_COLLECTIVE(name, ...) PREVIOUS(name)
 #include "collectives.def"
 #undef LOOM_COLLECTIVE
 #undef PREVIOUS
+#undef SLOT
     } previous;
     /* The rule tables narrowed to this communicator (mca_coll_loom_rules), NULL until its
      * first call. */
@@ -224,6 +227,8 @@ typedef struct mca_coll_loom_module_t {
     /* Where the ranks run (loom_topology_create), made from the modex the first time an
      * algorithm asks (mca_coll_loom_topology); NULL until then. */
     void *topology;
+    /* Its process topology's neighbours (coll_loom_neighbours.c); NULL until the first call. */
+    void *neighbours;
     /* The collectives (a bit per loom_coll_t) loom is handing to the previous component right
      * now: a call of one of them that reaches loom again came back from below (Open MPI
      * 4.1's han calls the communicator's current function when it cannot handle a
@@ -268,13 +273,15 @@ typedef struct loom_mpi_call {
     struct ompi_datatype_t *sdtype;
     void *rbuf;
     int count;
-    const int *counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's) */
+    const int *counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's);
+                           the neighbourhood collectives: one per source (sends: per destination) */
     const int *displs;  /* allgatherv, gatherv: one per rank, in extents of dtype */
     const int *scounts; /* the send side's (scatterv: the root's): one per rank */
     const int *sdispls; /* the send side's (scatterv, alltoallv(w)): one per rank, in extents of
                            sdtype (alltoallw: in bytes, as displs are) */
     struct ompi_datatype_t *const *sdtypes; /* alltoallw: the send side's datatype per rank */
     struct ompi_datatype_t *const *rdtypes; /* alltoallw: the receive side's datatype per rank */
+    const MPI_Aint *sadispls, *adispls;     /* neighbor_alltoallw: sdispls, displs as MPI_Aint */
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int root;
@@ -297,8 +304,7 @@ int mca_coll_loom_start(const loom_mpi_call_t *call, struct ompi_communicator_t 
 /* Advances every running non-blocking and persistent operation (registered with
  * opal_progress at the first); the number that ended. */
 int mca_coll_loom_progress(void);
-/* Sets up (component open) and tears down (close: unregisters the progress function) the
- * request machinery. */
+/* Sets up (component open) and tears down (close: unregisters progress) the requests. */
 void mca_coll_loom_requests_init(void);
 void mca_coll_loom_requests_fini(void);
 
@@ -308,8 +314,7 @@ int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_
 
 /* ---- Per communicator (coll_loom_comm.c) ---- */
 
-/* The rule tables for comm (loom_rules_resolve), made on its first call; NULL if out of
- * memory. */
+/* comm's rule tables (loom_rules_resolve), made on its first call; NULL: out of memory. */
 void *mca_coll_loom_rules(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module);
 
 /* What every process publishes in Open MPI's modex when the component opens (before MPI_Init's
@@ -370,12 +375,10 @@ int loom_pml_transport_fini(loom_pml_transport_t *t);
 int loom_plan_reduction(struct ompi_datatype_t *dtype, struct ompi_op_t *op, loom_reduce_plan_t *plan,
                         const char **why);
 
-/* Copies n instances of dtype between two buffers of the same layout (the type map's bytes
- * only). */
+/* Copies n instances of dtype between buffers of one layout (the type map's bytes only). */
 int loom_copy_elements(void *dst, const void *src, size_t n, struct ompi_datatype_t *dtype);
 
-/* The datatype's size in bytes (its data, without holes), extent, and true lower bound and
- * extent. */
+/* A datatype's size in bytes (its data, no holes), extent, true lower bound and true extent. */
 size_t loom_type_size(struct ompi_datatype_t *dtype);
 ptrdiff_t loom_type_extent(struct ompi_datatype_t *dtype);
 void loom_type_true_extent(struct ompi_datatype_t *dtype, ptrdiff_t *true_lb, ptrdiff_t *true_extent);

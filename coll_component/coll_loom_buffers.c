@@ -53,6 +53,7 @@ static struct ompi_datatype_t *block_type(const loom_buffer_t *b, int i)
 }
 static ptrdiff_t block_offset(const loom_buffer_t *b, int i)
 {
+    if (NULL != b->adispls) return (ptrdiff_t)b->adispls[i];
     return NULL != b->dtypes ? (ptrdiff_t)b->displs[i] : block_displ(b, i) * loom_type_extent(b->dtype);
 }
 static size_t block_bytes(const loom_buffer_t *b, int i) { return block_count(b, i) * loom_type_size(block_type(b, i)); }
@@ -109,7 +110,7 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struc
 {
     *rc = OMPI_SUCCESS;
     loom_call_start(c, mpi);
-    c->core = (loom_call_t){.coll = mpi->coll};
+    c->core = (loom_call_t){.coll = mpi->coll, .neighbours = c->neighbours};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
     const loom_coll_row_t *row = loom_coll_row(mpi->coll);

@@ -32,6 +32,8 @@ typedef struct loom_glue_call {
     const loom_mpi_call_t *mpi; /* as received, or on_host once host copies are made */
     loom_mpi_call_t on_host;    /* the call on the host copies of its device buffers */
     loom_call_t core;           /* what the core sees */
+    const loom_neighbourhood_t *neighbours; /* the neighbourhood collectives': the communicator's
+                                               (the pipeline sets it before loom_describe) */
     int dense;                  /* 1: every buffer is used where it is, no dense copy (core's buffers
                              are set by loom_describe) */
     loom_buffer_t send, recv;

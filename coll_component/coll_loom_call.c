@@ -20,6 +20,7 @@
  */
 #include "coll_loom_call.h"
 #include "coll_loom_autotune.h"
+#include "coll_loom_neighbours.h"
 #include "coll_loom_repeat.h"
 #include "coll_loom_report.h"
 #include "coll_loom_segment.h"
@@ -157,8 +158,16 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
         loom_call_start(c, mpi); /* nothing described, nothing to free */
         return decline(mpi, comm, module, d, repeat->why, 0);
     }
+    /* The neighbourhood collectives' neighbours: the communicator's process topology, read once. */
+    const char *why = NULL;
+    c->neighbours = NULL;
+    if (LOOM_COUNTS_per_neighbour == loom_coll_row(mpi->coll)->counts &&
+        NULL == (c->neighbours = mca_coll_loom_neighbourhood(comm, module, &why))) {
+        loom_call_start(c, mpi);
+        return decline(mpi, comm, module, d, why, 0);
+    }
     int rc;
-    const char *why = loom_describe(c, mpi, comm, &rc);
+    why = loom_describe(c, mpi, comm, &rc);
     if (OMPI_SUCCESS != rc) return rc;
     c->core.form = LOOM_BLOCKING == mpi->kind      ? LOOM_FORM_BLOCKING
                    : LOOM_NONBLOCKING == mpi->kind ? LOOM_FORM_NONBLOCKING

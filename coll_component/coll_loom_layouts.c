@@ -15,6 +15,7 @@ static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_
     b->counts = NULL;
     b->displs = NULL;
     b->dtypes = NULL;
+    b->adispls = NULL;
     b->read = read;
     b->written = written;
 }
@@ -195,6 +196,87 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_
     return NULL;
 }
 
+/* The neighbourhood layouts: the neighbours are the communicator's (c->neighbours, set by the
+ * pipeline). MPI has no in-place form of these collectives. A receive block of MPI_PROC_NULL is
+ * never written: where the receive side needs a dense copy, the copy is made of every block
+ * (read), so that such a block goes back as it was. */
+static int any_proc_null(const loom_neighbourhood_t *n)
+{
+    for (int j = 0; j < n->indegree; ++j)
+        if (LOOM_NO_NEIGHBOUR == n->sources[j]) return 1;
+    return 0;
+}
+
+/* The receive side of both: counts[first + j] bytes from source j. */
+static const char *neighbour_receives(loom_glue_call_t *c, int first)
+{
+    const loom_mpi_call_t *m = c->mpi;
+    const loom_neighbourhood_t *n = c->neighbours;
+    for (int j = 0; j < n->indegree; ++j) {
+        const int k = NULL != m->counts ? m->counts[j] : m->count;
+        if (k < 0) return "negative count";
+        c->counts[first + j] = (size_t)k * loom_type_size(NULL != m->rdtypes ? m->rdtypes[j] : m->dtype);
+    }
+    set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, any_proc_null(n) ? LOOM_READ_ALL : LOOM_READ_NONE, 1);
+    c->recv.blocks = n->indegree;
+    c->recv.counts = m->counts;
+    c->recv.displs = m->displs;
+    c->recv.dtypes = m->rdtypes;
+    c->recv.adispls = m->adispls;
+    return NULL;
+}
+
+/* neighbour_gathered: neighbor_allgather(v), one block to every destination. */
+static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_coll_row_t *row,
+                                               struct ompi_communicator_t *comm, int *rc)
+{
+    (void)row, (void)comm;
+    const loom_mpi_call_t *m = c->mpi;
+    if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
+    if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 1 + c->neighbours->indegree))) return "out of memory";
+    if (m->scount < 0) return "negative count";
+    c->counts[0] = (size_t)m->scount * loom_type_size(m->sdtype);
+    set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
+    return neighbour_receives(c, 1);
+}
+
+/* Open MPI's libnbc (every non-blocking and persistent neighbourhood call it is handed) posts a
+ * Cartesian neighbourhood's receives in list order with one tag, so where a periodic dimension of
+ * size 1 or 2 names one rank on both sides it swaps the two blocks of neighbor_alltoall(v, w)
+ * (open-mpi/ompi#14430, unfixed in 4.1 and 5.0.7; coll/basic, blocking, is right): loom keeps
+ * such calls (a fallback rule is passed over). The same on every rank: the grid's. */
+static int libnbc_swaps(const loom_mpi_call_t *m, const loom_neighbourhood_t *n)
+{
+    if (LOOM_BLOCKING == m->kind || LOOM_TOPO_CARTESIAN != n->kind) return 0;
+    for (int d = 0; d < n->ndims; ++d)
+        if (0 != n->periods[d] && n->dims[d] <= 2) return 1;
+    return 0;
+}
+
+/* per_neighbour: neighbor_alltoall(v, w), a block per destination. */
+static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_row_t *row,
+                                          struct ompi_communicator_t *comm, int *rc)
+{
+    (void)row, (void)comm;
+    const loom_mpi_call_t *m = c->mpi;
+    const int out = c->neighbours->outdegree;
+    if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
+    if (OMPI_SUCCESS != (*rc = loom_call_counts(c, out + c->neighbours->indegree))) return "out of memory";
+    for (int i = 0; i < out; ++i) {
+        const int k = NULL != m->scounts ? m->scounts[i] : m->scount;
+        if (k < 0) return "negative count";
+        c->counts[i] = (size_t)k * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
+    }
+    set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
+    c->send.blocks = out;
+    c->send.counts = m->scounts;
+    c->send.displs = m->sdispls;
+    c->send.dtypes = m->sdtypes;
+    c->send.adispls = m->sadispls;
+    c->core.keep_from_open_mpi = libnbc_swaps(m, c->neighbours);
+    return neighbour_receives(c, out);
+}
+
 /* none: barrier, no data. */
 static const char *describe_none(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
                                  int *rc)
@@ -257,6 +339,15 @@ static unsigned long long per_peer_v_bytes(const loom_mpi_call_t *m, int size, i
     return sum;
 }
 
+/* The neighbourhood collectives: one send block of the uniform forms (the degrees, and so the
+ * v and w forms' arrays, are the topology's, which a handed-on call's trace does not read): 0 for
+ * the v and w forms. */
+static unsigned long long neighbour_bytes(const loom_mpi_call_t *m, int size, int rank)
+{
+    (void)size, (void)rank;
+    return NULL == m->scounts ? nonnegative(m->scount) * type_bytes(m->sdtype) : 0;
+}
+
 static unsigned long long no_bytes(const loom_mpi_call_t *m, int size, int rank)
 {
     (void)m, (void)size, (void)rank;
@@ -273,6 +364,8 @@ const loom_layout_desc_t loom_layouts[] = {
     [LOOM_LAYOUT_scattered] = {LOOM_LAYOUT_scattered, describe_scattered, scattered_bytes},
     [LOOM_LAYOUT_per_peer_v] = {LOOM_LAYOUT_per_peer_v, describe_per_peer_v, per_peer_v_bytes},
     [LOOM_LAYOUT_none] = {LOOM_LAYOUT_none, describe_none, no_bytes},
+    [LOOM_LAYOUT_neighbour_gathered] = {LOOM_LAYOUT_neighbour_gathered, describe_neighbour_gathered, neighbour_bytes},
+    [LOOM_LAYOUT_per_neighbour] = {LOOM_LAYOUT_per_neighbour, describe_per_neighbour, neighbour_bytes},
 };
 _Static_assert(sizeof loom_layouts / sizeof loom_layouts[0] == LOOM_LAYOUT_COUNT,
                "coll_loom_layouts.c: one descriptor per layout of loom_layout_t");

@@ -23,6 +23,7 @@ static void loom_module_construct(mca_coll_loom_module_t *m)
     m->is_world = m->world_rank0 = 0;
     m->node_shm = NULL;
     m->topology = NULL;
+    m->neighbours = NULL;
     m->said_unknown_hosts = 0;
     memset(m->reported, 0, sizeof(m->reported));
     memset(m->repeats, 0, sizeof(m->repeats));
@@ -51,6 +52,7 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     loom_shm_release(m->shm);
     loom_shm_release(m->node_shm);
     loom_topology_release(m->topology);
+    free(m->neighbours);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct, loom_module_destruct);

@@ -26,7 +26,7 @@ void loom_request_release(loom_request_t *r)
             r->held[i] = NULL;
         }
     if (NULL != r->type_arrays) {
-        for (int i = 0; i < 2 * ompi_comm_size(r->comm); ++i)
+        for (int i = 0; i < r->type_count; ++i)
             if (NULL != r->type_arrays[i] && !ompi_datatype_is_predefined(r->type_arrays[i])) {
                 opal_object_t *held = (opal_object_t *)r->type_arrays[i];
                 OBJ_RELEASE(held);
@@ -34,6 +34,8 @@ void loom_request_release(loom_request_t *r)
         free(r->type_arrays);
         r->type_arrays = NULL;
     }
+    free(r->aint_arrays);
+    r->aint_arrays = NULL;
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_resumable_free(r->kept);
     r->kept = NULL;
@@ -80,6 +82,8 @@ loom_request_t *loom_request_alloc(struct ompi_communicator_t *comm, int persist
     r->own_shm = NULL;
     r->held[0] = r->held[1] = r->held[2] = NULL;
     r->type_arrays = NULL;
+    r->type_count = 0;
+    r->aint_arrays = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);
     return r;

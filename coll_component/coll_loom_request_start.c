@@ -6,6 +6,7 @@
  * request, or for device buffers on host copies under loom's own request.
  */
 #include "coll_loom_call.h"
+#include "coll_loom_neighbours.h"
 #include "coll_loom_report.h"
 #include "coll_loom_request.h"
 #include "coll_loom_run.h"
@@ -21,16 +22,26 @@
  * copy of the count and displacement arrays (r->mpi points at it) and a reference to each
  * user-defined datatype and op (predefined ones are never freed). Called before the call is
  * described, so everything after reads the request's copies. */
-static int keep_arguments(loom_request_t *r, int size, int rank)
+static int keep_arguments(loom_request_t *r, struct ompi_communicator_t *comm)
 {
-    const size_t per = (size_t)size;
+    /* The arrays' lengths: a count per rank, or for a neighbourhood collective per source (the
+     * receive side) and per destination (the send side). Without a process topology such a call
+     * is handed on with the caller's own arrays: none is read here. */
+    size_t recv_n = (size_t)ompi_comm_size(comm), send_n = recv_n;
+    if (LOOM_COUNTS_per_neighbour == loom_coll_row(r->mpi.coll)->counts) {
+        const char *why = NULL;
+        const loom_neighbourhood_t *n = mca_coll_loom_neighbourhood(comm, r->module, &why);
+        recv_n = NULL != n ? (size_t)n->indegree : 0;
+        send_n = NULL != n ? (size_t)n->outdegree : 0;
+    }
     /* The arrays significant on this rank: a gatherv's receive side and a scatterv's send side
      * are the root's alone (elsewhere they may be anything, even too short to read). */
-    const int rooted_v = loom_coll_counts_at_root_only(r->mpi.coll), root = rank == r->mpi.root;
+    const int rooted_v = loom_coll_counts_at_root_only(r->mpi.coll), root = ompi_comm_rank(comm) == r->mpi.root;
     const int **arrays[4] = {&r->mpi.counts, &r->mpi.displs, &r->mpi.scounts, &r->mpi.sdispls};
+    const size_t lengths[4] = {recv_n, recv_n, send_n, send_n};
     const int significant = !rooted_v || root;
     size_t need = 0;
-    for (int i = 0; i < 4; ++i) need += NULL != *arrays[i] && significant ? per : 0;
+    for (int i = 0; i < 4; ++i) need += NULL != *arrays[i] && significant ? lengths[i] : 0;
     if (need > 0) {
         int *a = need <= sizeof(r->inline_arrays) / sizeof(r->inline_arrays[0]) ? r->inline_arrays
                                                                                 : malloc(need * sizeof(int));
@@ -38,23 +49,29 @@ static int keep_arguments(loom_request_t *r, int size, int rank)
         r->arrays = a;
         for (int i = 0; i < 4; ++i)
             if (NULL != *arrays[i] && significant) {
-                memcpy(a, *arrays[i], per * sizeof(int));
+                memcpy(a, *arrays[i], lengths[i] * sizeof(int));
                 *arrays[i] = a;
-                a += per;
+                a += lengths[i];
             }
     }
-    if (NULL != r->mpi.sdtypes || NULL != r->mpi.rdtypes) { /* alltoallw: a datatype per rank and side */
-        struct ompi_datatype_t **t = malloc(2 * per * sizeof(*t));
+    if (NULL != r->mpi.sadispls || NULL != r->mpi.adispls) { /* neighbor_alltoallw's displacements */
+        MPI_Aint *d = malloc((send_n + recv_n + 1) * sizeof(*d));
+        if (NULL == d) return OMPI_ERR_OUT_OF_RESOURCE;
+        r->aint_arrays = d;
+        if (NULL != r->mpi.sadispls) r->mpi.sadispls = memcpy(d, r->mpi.sadispls, send_n * sizeof(*d));
+        if (NULL != r->mpi.adispls) r->mpi.adispls = memcpy(d + send_n, r->mpi.adispls, recv_n * sizeof(*d));
+    }
+    if (NULL != r->mpi.sdtypes || NULL != r->mpi.rdtypes) { /* alltoallw: a datatype per peer and side */
+        struct ompi_datatype_t **t = malloc((send_n + recv_n + 1) * sizeof(*t));
         if (NULL == t) return OMPI_ERR_OUT_OF_RESOURCE;
-        for (size_t i = 0; i < per; ++i) {
-            t[i] = NULL != r->mpi.sdtypes ? r->mpi.sdtypes[i] : NULL;
-            t[per + i] = NULL != r->mpi.rdtypes ? r->mpi.rdtypes[i] : NULL;
-        }
-        for (size_t i = 0; i < 2 * per; ++i)
+        for (size_t i = 0; i < send_n; ++i) t[i] = NULL != r->mpi.sdtypes ? r->mpi.sdtypes[i] : NULL;
+        for (size_t i = 0; i < recv_n; ++i) t[send_n + i] = NULL != r->mpi.rdtypes ? r->mpi.rdtypes[i] : NULL;
+        for (size_t i = 0; i < send_n + recv_n; ++i)
             if (NULL != t[i] && !ompi_datatype_is_predefined(t[i])) OBJ_RETAIN(t[i]);
         r->type_arrays = t;
+        r->type_count = (int)(send_n + recv_n);
         if (NULL != r->mpi.sdtypes) r->mpi.sdtypes = t;
-        if (NULL != r->mpi.rdtypes) r->mpi.rdtypes = t + per;
+        if (NULL != r->mpi.rdtypes) r->mpi.rdtypes = t + send_n;
     }
     struct ompi_datatype_t *types[2] = {r->mpi.dtype, r->mpi.sdtype};
     for (int i = 0; i < 2; ++i)
@@ -121,7 +138,7 @@ int mca_coll_loom_start(const loom_mpi_call_t *mpi, struct ompi_communicator_t *
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     r->mpi = *mpi;
     r->module = module;
-    int rc = keep_arguments(r, ompi_comm_size(comm), ompi_comm_rank(comm));
+    int rc = keep_arguments(r, comm);
     if (OMPI_SUCCESS != rc) {
         loom_call_start(&r->call, &r->mpi);
         loom_request_release(r);

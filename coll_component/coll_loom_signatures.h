@@ -112,6 +112,40 @@
       .displs = rdispls, .rdtypes = rdtypes
 #define LOOM_KEY_exchange_w sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
 
+/* The neighbourhood collectives: decided by the communicator alone (their counts differ by rank),
+ * so their repeats are found by in-place use only, as exchange_vv's. MPI_Neighbor_alltoallv is
+ * exchange_vv itself. */
+#define LOOM_PARAMS_neighbour_exchange                                                          \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, \
+        struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_neighbour_exchange   sbuf, scount, sdtype, rbuf, rcount, rdtype,
+#define LOOM_FROM_neighbour_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype,
+#define LOOM_RECORD_neighbour_exchange \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
+#define LOOM_KEY_neighbour_exchange sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
+
+#define LOOM_PARAMS_neighbour_exchange_v                                                                 \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \
+        const int *displs, struct ompi_datatype_t *rdtype,
+#define LOOM_ARGS_neighbour_exchange_v   sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+#define LOOM_FROM_neighbour_exchange_v(c) \
+    (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->counts, (c)->displs, (c)->dtype,
+#define LOOM_RECORD_neighbour_exchange_v                                                                       \
+    , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .counts = rcounts, .displs = displs, \
+      .dtype = rdtype
+#define LOOM_KEY_neighbour_exchange_v sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
+
+#define LOOM_PARAMS_neighbour_exchange_w                                                                          \
+    const void *sbuf, const int *scounts, const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdtypes,    \
+        void *rbuf, const int *rcounts, const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdtypes,
+#define LOOM_ARGS_neighbour_exchange_w   sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes,
+#define LOOM_FROM_neighbour_exchange_w(c) \
+    (c)->sbuf, (c)->scounts, (c)->sadispls, (c)->sdtypes, (c)->rbuf, (c)->counts, (c)->adispls, (c)->rdtypes,
+#define LOOM_RECORD_neighbour_exchange_w                                                                          \
+    , .sbuf = sbuf, .scounts = scounts, .sadispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .counts = rcounts, \
+      .adispls = rdispls, .rdtypes = rdtypes
+#define LOOM_KEY_neighbour_exchange_w sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
+
 #define LOOM_PARAMS_broadcast void *buf, int count, struct ompi_datatype_t *dtype, int root,
 #define LOOM_ARGS_broadcast   buf, count, dtype, root,
 #define LOOM_FROM_broadcast(c) (c)->rbuf, (c)->count, (c)->dtype, (c)->root,

@@ -320,7 +320,9 @@ double bus_factor(Collective c, int ranks)
     case Layout::scattered: return (p - 1) / p;
     case Layout::per_peer:
     case Layout::per_peer_v: return p - 1;
-    case Layout::none: return 0;
+    case Layout::none:
+    case Layout::neighbour_gathered: // not benched (bench_core.cpp's make_case)
+    case Layout::per_neighbour: return 0;
     }
     return 0; // not reached: every layout is a case above (no default, so -Wswitch names a new one)
 }

@@ -69,7 +69,12 @@ std::vector<int> offsets(const std::vector<int>& counts, bool gaps, int* end)
 
 int value(int r, long i, int salt) { return int((long(r) * 7 + i * 3 + long(salt) * 5) % 11) + 1; }
 
-bool has_in_place(Collective c) { return loom::layout(c) != Layout::none && !(loom::layout(c) == Layout::vector && !loom::reduces(c)); }
+bool has_in_place(Collective c)
+{
+    // MPI has no in-place form of bcast, barrier or the neighbourhood collectives.
+    return loom::layout(c) != Layout::none && !(loom::layout(c) == Layout::vector && !loom::reduces(c)) &&
+           loom::counts(c) != loom::Counts::per_neighbour;
+}
 
 std::string Spec::text() const
 {
@@ -159,6 +164,39 @@ Call::Call(const Spec& s, MPI_Comm comm) : spec(s)
         args.rcounts = rcounts_.data(), args.rdispls = rdispls_.data();
         break;
     }
+    case Layout::neighbour_gathered:
+    case Layout::per_neighbour: {
+        int status = MPI_UNDEFINED;
+        MPI_Topo_test(comm, &status);
+        if (status == MPI_UNDEFINED) {
+            topology_ = loom::test::cartesian({P}, {1});
+            const int dims[1] = {P}, periods[1] = {1};
+            MPI_Cart_create(comm, 1, dims, periods, 0, &own_comm_);
+            args.comm = own_comm_;
+        } else {
+            topology_ = neighbours::read(comm);
+        }
+        const bool one = loom::layout(c) == Layout::neighbour_gathered;
+        const std::size_t out = one ? 1 : topology_.destinations[std::size_t(r)].size();
+        scounts_.assign(out, s.count);
+        rcounts_.assign(topology_.sources[std::size_t(r)].size(), s.count);
+        int send_end = 0;
+        sat_ = offsets(scounts_, false, &send_end);
+        rat_ = offsets(rcounts_, false, &end);
+        send_n_ = send_end, recv_n_ = end;
+        sdispls_ = sat_, rdispls_ = rat_;
+        for (int d : sdispls_) sadispls_.push_back(MPI_Aint(d) * elem_);
+        for (int d : rdispls_) radispls_.push_back(MPI_Aint(d) * elem_);
+        types_.assign(std::max(scounts_.size(), rcounts_.size()) + 1, s.type);
+        scounts_.push_back(0), rcounts_.push_back(0), sdispls_.push_back(0), rdispls_.push_back(0);
+        sadispls_.push_back(0), radispls_.push_back(0); // never an empty array
+        args.scounts = scounts_.data(), args.sdispls = sdispls_.data();
+        args.rcounts = rcounts_.data(), args.rdispls = rdispls_.data();
+        args.stypes = args.rtypes = types_.data();
+        args.sadispls = sadispls_.data(), args.radispls = radispls_.data();
+        scounts_.pop_back(), rcounts_.pop_back(); // (the arrays keep their storage)
+        break;
+    }
     case Layout::none: break;
     }
     // At least one element each, so that no buffer of a call is a null pointer.
@@ -167,6 +205,11 @@ Call::Call(const Spec& s, MPI_Comm comm) : spec(s)
     args.sbuf = here_in_place_ ? MPI_IN_PLACE : send_.data();
     args.rbuf = loom::layout(c) == Layout::scattered && here_in_place_ ? MPI_IN_PLACE : recv_.data();
     if (loom::layout(c) == Layout::scattered) args.sbuf = send_.data(); // scatter's in place is the receive side
+}
+
+Call::~Call()
+{
+    if (own_comm_ != MPI_COMM_NULL) MPI_Comm_free(&own_comm_);
 }
 
 void Call::fill(int salt)
@@ -203,6 +246,11 @@ void Call::fill(int salt)
         for (int q = 0; q < P; ++q)
             for (long i = 0; i < scounts_[std::size_t(q)]; ++i)
                 set(in, spec.type, sat_[std::size_t(q)] + i, value(r * P + q, i, salt));
+        return;
+    case Layout::neighbour_gathered:
+    case Layout::per_neighbour: // send block b: value(r * 1024 + b)
+        for (std::size_t b = 0; b < scounts_.size(); ++b)
+            for (long i = 0; i < scounts_[b]; ++i) set(send_, spec.type, sat_[b] + i, value(r * 1024 + int(b), i, salt));
         return;
     case Layout::none: return;
     }
@@ -249,6 +297,16 @@ long Call::expected(long i, int salt) const
         const int q = block_of(rat_, rcounts_, &k);
         return q < 0 ? untouched : value(q * P + r, k, salt);
     }
+    case Layout::neighbour_gathered:
+    case Layout::per_neighbour:
+        for (std::size_t j = 0; j < rcounts_.size(); ++j)
+            if (i >= rat_[j] && i < rat_[j] + rcounts_[j]) {
+                const loom::test::BlockSource from = loom::test::block_source(topology_, r, int(j));
+                if (from.rank < 0) return untouched; // MPI_PROC_NULL
+                const int block = loom::layout(c) == Layout::neighbour_gathered ? 0 : from.block;
+                return value(from.rank * 1024 + block, i - rat_[j], salt);
+            }
+        return untouched;
     case Layout::none: return untouched;
     }
     return untouched;

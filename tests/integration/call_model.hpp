@@ -13,6 +13,10 @@
 //   scattered  every block in at the root, block r out
 //   per_peer(_v)  a block to and from every rank (alltoallv/w: sizes differ by pair; in place:
 //              made symmetric, as MPI's in place needs)
+//   neighbour_gathered, per_neighbour  a block to every neighbour of the communicator's process
+//              topology (one block for the allgathers), count elements each, end to end; on a
+//              communicator without one, the call makes a periodic ring (MPI_Cart_create) over it
+//              and runs there; a block of MPI_PROC_NULL must stay untouched
 // Per-rank counts (the signature gives a count per rank): count + (rank + shift) % 3, so one
 // shift spreads the same sum differently. With gaps, blocks lie in reverse rank order with an
 // element between them. After a call, every element of the receive buffer must be the result
@@ -24,6 +28,7 @@
 #include <mpi.h>
 
 #include "mpi_call.hpp"
+#include "neighbour_comms.hpp"
 #include "registry.hpp"
 
 #include <string>
@@ -49,6 +54,7 @@ bool has_in_place(loom::Collective c);
 class Call {
 public:
     Call(const Spec& spec, MPI_Comm comm);
+    ~Call();
     Call(const Call&) = delete;
     Call& operator=(const Call&) = delete;
 
@@ -73,6 +79,9 @@ private:
     std::vector<unsigned char> send_, recv_;
     std::vector<int> blocks_, scounts_, sdispls_, rcounts_, rdispls_; // blocks_: each rank's count (elements)
     std::vector<MPI_Datatype> types_;                                 // alltoallw: spec.type per peer
+    std::vector<MPI_Aint> sadispls_, radispls_;                       // neighbor_alltoallw's
+    MPI_Comm own_comm_ = MPI_COMM_NULL;                               // the ring made for a neighbourhood call
+    loom::test::Topology topology_;                                   // the neighbourhood collectives'
     std::vector<int> sat_, rat_; // element offsets of the blocks in send_ and recv_
     bool here_in_place_ = false; // this rank's call is in place
     bool has_result_ = false;    // MPI writes a result on this rank

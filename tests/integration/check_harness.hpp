@@ -69,6 +69,12 @@ void check_gatherv(const Setting& s);
 void check_scatterv(const Setting& s);
 void check_alltoallv(const Setting& s);
 void check_alltoallw(const Setting& s);
+// check_neighbours.cpp: on topology communicators made over s.comm.
+void check_neighbor_allgather(const Setting& s);
+void check_neighbor_allgatherv(const Setting& s);
+void check_neighbor_alltoall(const Setting& s);
+void check_neighbor_alltoallv(const Setting& s);
+void check_neighbor_alltoallw(const Setting& s);
 
 // Counts used by most checks: empty, one, around P, odd, and large.
 inline std::vector<int> counts_for(int size)

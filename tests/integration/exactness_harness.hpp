@@ -124,6 +124,12 @@ void check_allgatherv(const Setting& s);
 void check_bcast(const Setting& s);
 void check_alltoall(const Setting& s);
 void check_barrier(const Setting& s);
+// exactness_neighbours.cpp: on topology communicators made over s.comm.
+void check_neighbor_allgather(const Setting& s);
+void check_neighbor_allgatherv(const Setting& s);
+void check_neighbor_alltoall(const Setting& s);
+void check_neighbor_alltoallv(const Setting& s);
+void check_neighbor_alltoallw(const Setting& s);
 
 // Counts every check uses: empty, one, P-1, odd, and large enough to cut segments (one
 // 256 KiB segment is 65536 ints).

@@ -101,6 +101,8 @@ struct RankCall {
     std::vector<std::size_t> counts;
     loom_call_t call{};
     std::size_t keep = ~std::size_t(0); // bytes of recv that are the result
+    std::vector<int> ring;              // the neighbourhood collectives: a periodic ring's neighbours
+    loom_neighbourhood_t neighbours{};
 };
 
 const Reduction int_sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
@@ -188,6 +190,15 @@ RankCall prepare(Collective c, int r, int P, int k)
         rc.recv = Bytes(in, std::byte{0x5a});
         break;
     }
+    case Layout::neighbour_gathered:
+    case Layout::per_neighbour: { // a periodic ring (-1, +1): blocks of n bytes
+        rc.ring = {(r + P - 1) % P, (r + 1) % P, P, 1}; // the lists, then dims and periods
+        const std::size_t out = layout(c) == Layout::neighbour_gathered ? 1 : 2;
+        rc.counts.assign(out + 2, n);
+        rc.send = pattern(r, n * out, std::size_t(k));
+        rc.recv = Bytes(2 * n, std::byte{0x5a});
+        break;
+    }
     case Layout::none: break;
     case Layout::per_peer:
         rc.call.count = n;
@@ -205,6 +216,11 @@ void point_at_buffers(RankCall& rc, const Algorithm& algo)
     rc.call.sbuf = rc.in_place ? nullptr : rc.send.data();
     rc.call.rbuf = rc.recv.empty() ? nullptr : rc.recv.data();
     rc.call.chosen = &algo;
+    if (!rc.ring.empty()) {
+        rc.neighbours = loom_neighbourhood_t{LOOM_TOPO_CARTESIAN, 2, 2, rc.ring.data(), rc.ring.data(), 1, rc.ring.data() + 2,
+                                            rc.ring.data() + 3, 2};
+        rc.call.neighbours = &rc.neighbours;
+    }
 }
 
 Bytes result(const RankCall& rc)

@@ -33,6 +33,7 @@ struct CallArgs {
     const int *scounts = nullptr, *sdispls = nullptr, *rcounts = nullptr, *rdispls = nullptr;
     const MPI_Datatype *stypes = nullptr, *rtypes = nullptr; // alltoallw
     MPI_Comm comm = MPI_COMM_NULL;
+    const MPI_Aint *sadispls = nullptr, *radispls = nullptr; // neighbor_alltoallw: displacements in bytes
 };
 
 // A signature class's arguments before the communicator, in MPI's order (collectives.def).
@@ -46,6 +47,10 @@ struct CallArgs {
 #define LOOM_CALL_ARGS_scatter_v(a) a.sbuf, a.scounts, a.sdispls, a.stype, a.rbuf, a.rcount, a.rtype, a.root,
 #define LOOM_CALL_ARGS_exchange_vv(a) a.sbuf, a.scounts, a.sdispls, a.stype, a.rbuf, a.rcounts, a.rdispls, a.rtype,
 #define LOOM_CALL_ARGS_exchange_w(a) a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf, a.rcounts, a.rdispls, a.rtypes,
+#define LOOM_CALL_ARGS_neighbour_exchange(a) a.sbuf, a.scount, a.stype, a.rbuf, a.rcount, a.rtype,
+#define LOOM_CALL_ARGS_neighbour_exchange_v(a) a.sbuf, a.scount, a.stype, a.rbuf, a.rcounts, a.rdispls, a.rtype,
+#define LOOM_CALL_ARGS_neighbour_exchange_w(a) \
+    a.sbuf, a.scounts, a.sadispls, a.stypes, a.rbuf, a.rcounts, a.radispls, a.rtypes,
 #define LOOM_CALL_ARGS_broadcast(a) a.rbuf, a.count, a.type, a.root,
 #define LOOM_CALL_ARGS_sync(a)
 
@@ -106,6 +111,25 @@ inline CallArgs args_exchange_w(const void* s, const int* scounts, const int* sd
 {
     return {.sbuf = s, .rbuf = r, .scounts = scounts, .sdispls = sdispls, .rcounts = rcounts, .rdispls = rdispls,
             .stypes = stypes, .rtypes = rtypes, .comm = comm};
+}
+inline CallArgs args_neighbour_exchange(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt,
+                                       MPI_Comm comm)
+{
+    return args_exchange(s, sn, st, r, rn, rt, comm);
+}
+inline CallArgs args_neighbour_exchange_v(const void* s, int sn, MPI_Datatype st, void* r, const int* rcounts,
+                                         const int* rdispls, MPI_Datatype rt, MPI_Comm comm)
+{
+    return args_exchange_v(s, sn, st, r, rcounts, rdispls, rt, comm);
+}
+inline CallArgs args_neighbour_exchange_w(const void* s, const int* scounts, const MPI_Aint* sdispls,
+                                         const MPI_Datatype* stypes, void* r, const int* rcounts,
+                                         const MPI_Aint* rdispls, const MPI_Datatype* rtypes, MPI_Comm comm)
+{
+    CallArgs a{.sbuf = s, .rbuf = r, .scounts = scounts, .rcounts = rcounts, .stypes = stypes, .rtypes = rtypes,
+               .comm = comm};
+    a.sadispls = sdispls, a.radispls = rdispls;
+    return a;
 }
 inline CallArgs args_broadcast(void* buf, int n, MPI_Datatype t, int root, MPI_Comm comm)
 {

@@ -543,6 +543,13 @@ void blocks_to_and_from(CallLayout& c, const Scenario& s, std::size_t) // equal 
 
 void no_data(CallLayout& c, const Scenario&, std::size_t) { c.bytes = 0; }
 
+// The neighbourhood collectives need a process topology, which a Scenario does not describe
+// yet: loom-sim cannot lay out their calls.
+void no_neighbourhood(CallLayout&, const Scenario&, std::size_t)
+{
+    throw std::invalid_argument("loom-sim does not model the neighbourhood collectives (no process topology)");
+}
+
 constexpr std::array<SimLayout, kLayoutCount> kSimLayouts = {{
     {Layout::vector, one_vector, false},
     {Layout::split, blocks, false},
@@ -551,6 +558,8 @@ constexpr std::array<SimLayout, kLayoutCount> kSimLayouts = {{
     {Layout::scattered, blocks, false},
     {Layout::per_peer_v, blocks_to_and_from, false},
     {Layout::none, no_data, false},
+    {Layout::neighbour_gathered, no_neighbourhood, false},
+    {Layout::per_neighbour, no_neighbourhood, false},
 }};
 
 constexpr bool in_layout_order()

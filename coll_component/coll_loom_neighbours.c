@@ -1,0 +1,108 @@
+/*
+ * A communicator's neighbours, as MPI orders them (coll_loom_neighbours.h), from Open MPI's
+ * record of its process topology (comm->c_topo->mtc). The record is the same in Open MPI 4.1 and
+ * 5.0 (ompi/mca/topo/topo.h: mca_topo_base_comm_{cart,graph,dist_graph}_2_2_0_t), so nothing
+ * here depends on the version. The lists are those Open MPI's own components use: a Cartesian
+ * one's from the grid (as MPI_Cart_shift gives them, loom_cartesian_neighbours), a graph's from
+ * its index and edges (MPI_Graph_neighbors), a distributed graph's in and out arrays
+ * (MPI_Dist_graph_neighbors; weights play no part in the collectives).
+ */
+#include "coll_loom_neighbours.h"
+
+#include "ompi/mca/topo/topo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One allocation: the record, then its lists. */
+typedef struct loom_neighbours {
+    loom_neighbourhood_t n;
+    int lists[];
+} loom_neighbours_t;
+
+static loom_neighbours_t *make(int in, int out, int ndims)
+{
+    loom_neighbours_t *nb = malloc(sizeof(*nb) + (size_t)(in + out + 2 * ndims) * sizeof(int));
+    if (NULL == nb) return NULL;
+    memset(&nb->n, 0, sizeof(nb->n));
+    nb->n.indegree = in;
+    nb->n.outdegree = out;
+    nb->n.ndims = ndims;
+    nb->n.sources = nb->lists;
+    nb->n.destinations = nb->lists + in;
+    nb->n.dims = nb->lists + in + out;
+    nb->n.periods = nb->lists + in + out + ndims;
+    return nb;
+}
+
+static loom_neighbours_t *read_cartesian(struct ompi_communicator_t *comm)
+{
+    const mca_topo_base_comm_cart_2_2_0_t *cart = comm->c_topo->mtc.cart;
+    const int nd = cart->ndims;
+    loom_neighbours_t *nb = make(2 * nd, 2 * nd, nd);
+    if (NULL == nb) return NULL;
+    nb->n.kind = LOOM_TOPO_CARTESIAN;
+    nb->n.degree = 2 * nd;
+    for (int d = 0; d < nd; ++d) {
+        nb->lists[2 * nd + 2 * nd + d] = cart->dims[d];
+        nb->lists[2 * nd + 2 * nd + nd + d] = cart->periods[d];
+    }
+    loom_cartesian_neighbours(nd, nb->n.dims, nb->n.periods, ompi_comm_rank(comm), nb->lists);
+    memcpy(nb->lists + 2 * nd, nb->lists, (size_t)(2 * nd) * sizeof(int));
+    return nb;
+}
+
+/* MPI_Graph_create's index is cumulative: rank i's neighbours are edges[index[i-1] .. index[i]). */
+static loom_neighbours_t *read_graph(struct ompi_communicator_t *comm)
+{
+    const mca_topo_base_comm_graph_2_2_0_t *g = comm->c_topo->mtc.graph;
+    const int rank = ompi_comm_rank(comm), first = 0 == rank ? 0 : g->index[rank - 1];
+    const int degree = g->index[rank] - first;
+    loom_neighbours_t *nb = make(degree, degree, 0);
+    if (NULL == nb) return NULL;
+    nb->n.kind = LOOM_TOPO_GRAPH;
+    /* The whole graph is on every rank: its largest degree is every rank's to know. */
+    for (int i = 0; i < g->nnodes; ++i) {
+        const int d = g->index[i] - (0 == i ? 0 : g->index[i - 1]);
+        if (d > nb->n.degree) nb->n.degree = d;
+    }
+    if (degree > 0) {
+        memcpy(nb->lists, g->edges + first, (size_t)degree * sizeof(int));
+        memcpy(nb->lists + degree, g->edges + first, (size_t)degree * sizeof(int));
+    }
+    return nb;
+}
+
+static loom_neighbours_t *read_dist_graph(struct ompi_communicator_t *comm)
+{
+    const mca_topo_base_comm_dist_graph_2_2_0_t *g = comm->c_topo->mtc.dist_graph;
+    loom_neighbours_t *nb = make(g->indegree, g->outdegree, 0);
+    if (NULL == nb) return NULL;
+    nb->n.kind = LOOM_TOPO_DIST_GRAPH;
+    nb->n.degree = 0; /* each rank knows its own degrees only */
+    if (g->indegree > 0) memcpy(nb->lists, g->in, (size_t)g->indegree * sizeof(int));
+    if (g->outdegree > 0) memcpy(nb->lists + g->indegree, g->out, (size_t)g->outdegree * sizeof(int));
+    return nb;
+}
+
+const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator_t *comm,
+                                                        mca_coll_loom_module_t *module, const char **why)
+{
+    if (NULL != module->neighbours) return &((loom_neighbours_t *)module->neighbours)->n;
+    if (NULL == comm->c_topo) {
+        *why = "the communicator has no process topology";
+        return NULL;
+    }
+    loom_neighbours_t *nb = OMPI_COMM_IS_CART(comm)         ? read_cartesian(comm)
+                            : OMPI_COMM_IS_GRAPH(comm)      ? read_graph(comm)
+                            : OMPI_COMM_IS_DIST_GRAPH(comm) ? read_dist_graph(comm)
+                                                            : NULL;
+    if (NULL == nb) {
+        *why = OMPI_COMM_IS_CART(comm) || OMPI_COMM_IS_GRAPH(comm) || OMPI_COMM_IS_DIST_GRAPH(comm)
+                   ? "out of memory for the communicator's neighbours"
+                   : "the communicator has no process topology";
+        return NULL;
+    }
+    module->neighbours = nb;
+    return &nb->n;
+}
