@@ -17,6 +17,7 @@
 #include "scatter.hpp"
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
+#include "shm_neighbour.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -262,6 +263,12 @@ constexpr std::array kNeighbour = {
               "every neighbour's receive and send posted at once (Open MPI's basic and libnbc do the same)",
               "1 round; indegree receives, outdegree sends; a rank's own send and receive blocks", kAny,
               NeighbourFn{&linear_neighbour}},
+    Algorithm{"shm", Collective::neighbor_allgather,
+              "shared memory: each rank writes what it sends once, with a table of where each neighbour's "
+              "blocks start; its neighbours copy theirs out",
+              "1 + ceil((M-F)/C) chunks, M the longest rank's bytes, F about 4 KiB, C 4 or 32 KiB; chunk 0 waits "
+              "for all, later ones for the sources; every byte copied in and out",
+              kOneNode, NeighbourFn{&shm_neighbour}},
 };
 
 // A family's records for another collective that runs the same schedules.

@@ -33,11 +33,11 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::scatterv, {"linear", "cma"}},
     {Collective::alltoallv, {"pairwise", "linear", "cma"}},
     {Collective::alltoallw, {"pairwise", "linear", "cma"}},
-    {Collective::neighbor_allgather, {"linear"}},
-    {Collective::neighbor_allgatherv, {"linear"}},
-    {Collective::neighbor_alltoall, {"linear"}},
-    {Collective::neighbor_alltoallv, {"linear"}},
-    {Collective::neighbor_alltoallw, {"linear"}},
+    {Collective::neighbor_allgather, {"linear", "shm"}},
+    {Collective::neighbor_allgatherv, {"linear", "shm"}},
+    {Collective::neighbor_alltoall, {"linear", "shm"}},
+    {Collective::neighbor_alltoallv, {"linear", "shm"}},
+    {Collective::neighbor_alltoallw, {"linear", "shm"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }
