@@ -4,10 +4,11 @@
 //   mpirun -np N loom-bench
 //       [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier
 //                      (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather, scatter,
-//                       gatherv, scatterv, alltoallv, alltoallw)]
+//                       gatherv, scatterv, alltoallv, alltoallw, neighbor_allgather(v),
+//                       neighbor_alltoall(v, w))]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
 //       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
-//       [--overlap]
+//       [--overlap] [--topology ring|cart:AxB...|stencil:AxB]
 //
 // Contenders. If loom is enabled on MPI_COMM_WORLD, "all" means every algorithm of the
 // collective in loom's registry that can serve the call at this np (loom::why_not, with the
@@ -37,6 +38,15 @@
 // barrier runs once, at 0 bytes. A size too small for a collective at this np (a vector or
 // per-rank block under one element) is skipped, and the block collectives round the vector
 // down to N equal blocks: the bytes reported are those of the calls made.
+//
+// The neighbourhood collectives run on a communicator with a process topology made from
+// --topology (tools/bench/bench_topology.hpp): "ring" (the default), a 1-D periodic Cartesian
+// grid over every rank; "cart:AxB..." a Cartesian grid, periodic along an extent written with a
+// 'p' (cart:2px2); "stencil:AxB", a distributed graph where each rank of a periodic AxB grid
+// exchanges with its 8 Moore neighbours (a 2-D halo exchange with corners). Their size is the
+// bytes of one neighbour's block (every neighbour the same; loom's own message size for them
+// is 0, since ranks' blocks may differ), and their result is checked block by block, in the
+// order MPI defines for the topology (algorithms/neighbourhood.hpp, "Matching").
 //
 // Per collective and size: every contender makes one call whose result is checked against
 // values computed here (never by Open MPI), then warms up and is given enough iterations for
@@ -118,10 +128,14 @@ const char* const kUsage =
     "usage: mpirun -np N loom-bench\n"
     "           [--collectives allreduce,reduce,bcast,allgather,reduce_scatter_block,barrier]\n"
     "                         (also allgatherv, reduce_scatter, alltoall, scan, exscan, gather,\n"
-    "                          scatter, gatherv, scatterv, alltoallv, alltoallw)\n"
+    "                          scatter, gatherv, scatterv, alltoallv, alltoallw, neighbor_allgather,\n"
+    "                          neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,\n"
+    "                          neighbor_alltoallw)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
     "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n"
+    "           [--topology ring|cart:AxB...|stencil:AxB] (the neighbourhood collectives; a 'p'\n"
+    "                         after an extent: periodic)\n"
     "       loom-bench --version\n";
 
 struct Usage : std::invalid_argument {
@@ -144,6 +158,7 @@ struct Options {
     bool nonblocking = false; // --form nonblocking: MPI_Iallreduce + MPI_Wait (also set for persistent)
     bool persistent = false;  // --form persistent: MPI_Allreduce_init once, MPI_Start + MPI_Wait
     bool overlap = false;     // also time each call with computation in between (OSU-style)
+    std::string topology = "ring"; // the neighbourhood collectives' (bench_topology.hpp)
 };
 
 std::vector<std::string> split(const std::string& text, const std::string& what)
@@ -243,7 +258,9 @@ Options parse_options(int argc, char** argv)
                 throw Usage("--form wants blocking, nonblocking or persistent");
             o.persistent = f == "persistent";
             o.nonblocking = o.persistent || f == "nonblocking";
-        } else if (arg == "--overlap")
+        } else if (arg == "--topology")
+            o.topology = value();
+        else if (arg == "--overlap")
             o.overlap = o.nonblocking = true;
         else if (arg == "-h" || arg == "--help")
             throw Usage("");
@@ -321,7 +338,7 @@ double bus_factor(Collective c, int ranks)
     case Layout::per_peer:
     case Layout::per_peer_v: return p - 1;
     case Layout::none:
-    case Layout::neighbour_gathered: // not benched (bench_core.cpp's make_case)
+    case Layout::neighbour_gathered: // a topology's links are not the bus: no bus bandwidth shown
     case Layout::per_neighbour: return 0;
     }
     return 0; // not reached: every layout is a case above (no default, so -Wswitch names a new one)
@@ -396,7 +413,9 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     // On one node a hierarchical algorithm is its intra-node phase alone: shm under another
     // name, not worth the time of a contender.
     // Operations never use single copy (coll_loom_call.c); the segment is made (main).
-    loom::CallShape shape{job.size, k.bytes, true, job.nodes, job.ranks_per_node};
+    // (The neighbourhood collectives' message size is 0 for loom: make_case.)
+    const bool neighbours = loom::counts(c) == loom::Counts::per_neighbour;
+    loom::CallShape shape{job.size, neighbours ? 0 : k.bytes, true, job.nodes, job.ranks_per_node};
     shape.single_copy = !o.nonblocking;
     for (const Contender& x : all)
         if (!x.algorithm || (!loom::why_not(*x.algorithm, shape) && !(x.algorithm->needs.topology && job.nodes < 2)))
@@ -497,13 +516,15 @@ void print_table(Collective c, const std::vector<Contender>& contenders,
                  const std::vector<std::pair<std::size_t, std::vector<Result>>>& rows, const Job& job)
 {
     const std::string name(loom::to_string(c));
-    std::printf("\n%s%s, %s, np=%d: microseconds per call, median of %d interleaved runs\n",
+    const bool neighbours = loom::counts(c) == loom::Counts::per_neighbour;
+    std::printf("\n%s%s, %s%s, np=%d: microseconds per call, median of %d interleaved runs\n",
                 job.options->nonblocking && !job.options->persistent ? "i" : "",
                 (name + (job.options->persistent ? "_init" : "")).c_str(),
                 loom::reduces(c)           ? "MPI_DOUBLE + MPI_SUM"
                 : c == Collective::barrier ? "no data"
                                            : "MPI_BYTE",
-                job.size, job.options->repeats);
+                neighbours ? (" per neighbour, topology " + job.options->topology).c_str() : "", job.size,
+                job.options->repeats);
     std::vector<std::string> columns; // the contenders (not their "+compute" runs)
     for (const Contender& x : contenders)
         for (const auto& row : rows)
@@ -710,9 +731,30 @@ int main(int argc, char** argv)
             std::printf("# each run: about %g s of calls; %d interleaved runs per contender\n", o.seconds, o.repeats);
             std::fflush(stdout);
         }
+        // The neighbourhood collectives' topology, made only if one of them is asked for (a
+        // bad --topology then stops the job, exit status 2).
+        const bool any_neighbours = std::any_of(o.collectives.begin(), o.collectives.end(), [](Collective c) {
+            return loom::counts(c) == loom::Counts::per_neighbour;
+        });
+        std::optional<bench::BenchTopology> topology;
+        if (any_neighbours) {
+            try {
+                topology.emplace(bench::parse_topology(o.topology, size), rank);
+            } catch (const bench::BadTopology& e) {
+                if (rank == 0) std::fprintf(stderr, "loom-bench: %s\n%s", e.what(), kUsage);
+                MPI_Finalize();
+                return 2;
+            }
+            bench::set_topology(&*topology);
+            if (rank == 0) {
+                std::printf("# topology %s: %zu neighbours a rank (rank 0's:", o.topology.c_str(), topology->degree());
+                for (int q : topology->neighbours) std::printf(" %d", q);
+                std::printf(")\n");
+            }
+        }
         std::size_t max_bytes = 0;
         for (std::size_t s : o.sizes) max_bytes = std::max(max_bytes, s);
-        bench::Buffers buffers(max_bytes);
+        bench::Buffers buffers(max_bytes * std::max<std::size_t>(1, topology ? topology->degree() : 1));
         bench::set_nonblocking(o.nonblocking);
         // A non-blocking call uses the shared segment only once a blocking call (or a
         // persistent init) has made it: one barrier with shm forced makes it, for both forms
@@ -721,6 +763,7 @@ int main(int argc, char** argv)
             if (!loom::tools::force_algorithm("barrier", "shm"))
                 throw std::runtime_error("cannot set coll_loom_barrier_algorithm through MPI_T");
             MPI_Barrier(MPI_COMM_WORLD);
+            if (topology) MPI_Barrier(topology->comm); // its own segment
             loom::tools::force_algorithm("barrier", "");
         }
         bench::set_persistent(o.persistent);

@@ -150,12 +150,16 @@ std::string host_name()
 
 // ---- one collective call -------------------------------------------------------------------
 
-// Every collective of the table (collectives.def) has its call below, but the neighbourhood
-// collectives, which need a communicator with a process topology.
-bool can_call(Collective c)
-{
-    return static_cast<int>(c) >= 0 && static_cast<int>(c) < kCollectiveCount && counts(c) != Counts::per_neighbour;
-}
+// Every collective of the table (collectives.def) has its call below; the neighbourhood
+// collectives run on the topology set_topology names.
+bool can_call(Collective c) { return static_cast<int>(c) >= 0 && static_cast<int>(c) < kCollectiveCount; }
+
+namespace {
+const BenchTopology* neighbourhood = nullptr;
+} // namespace
+
+void set_topology(const BenchTopology* t) { neighbourhood = t; }
+const BenchTopology* topology() { return neighbourhood; }
 
 // By the collective's layout, in units of doubles (reductions) or bytes.
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
@@ -177,10 +181,10 @@ std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks)
         return block ? std::optional(Case{c, nominal, block * unit, block}) : std::nullopt;
     }
     case Layout::none: return Case{c, 0, 0, 0};
-    // The neighbourhood collectives need a communicator with a process topology, which the
-    // bench does not make yet: no case.
+    // A block per neighbour, in bytes; only on a topology (set_topology).
     case Layout::neighbour_gathered:
-    case Layout::per_neighbour: return std::nullopt;
+    case Layout::per_neighbour:
+        return neighbourhood && nominal ? std::optional(Case{c, nominal, nominal, nominal}) : std::nullopt;
     }
     return std::nullopt;
 }
@@ -189,9 +193,9 @@ namespace {
 // Equal blocks of n for the v-collectives, rebuilt only when the block changes.
 void equal_blocks(Buffers& b, int n)
 {
-    if (!b.counts.empty() && b.counts[0] == n) return;
     int P = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (b.counts.size() == std::size_t(P) && b.counts[0] == n) return; // (a neighbour call's lists differ)
     b.counts.assign(std::size_t(P), n);
     b.types.assign(std::size_t(P), MPI_BYTE); // alltoallw: displacements in bytes, as here
     b.displs.resize(std::size_t(P));
@@ -201,15 +205,39 @@ void equal_blocks(Buffers& b, int n)
 // A case's arguments: doubles summed (reductions) or bytes (data movement), root 0, equal
 // blocks for per-rank counts (made by equal_blocks); each signature class takes its own
 // (mpi_call.hpp). bcast's buffer is the receive buffer.
+loom::tools::CallArgs neighbour_args(const Case& k, Buffers& b);
+
 loom::tools::CallArgs call_args(const Case& k, Buffers& b)
 {
     const int n = int(k.count);
+    if (counts(k.collective) == Counts::per_neighbour) return neighbour_args(k, b);
     if (per_rank_counts(k.collective)) equal_blocks(b, n);
     const MPI_Datatype type = reduces(k.collective) ? MPI_DOUBLE : MPI_BYTE;
     return {.sbuf = b.send.data(), .rbuf = b.recv.data(), .count = n, .scount = n, .rcount = n, .type = type,
             .stype = type, .rtype = type, .op = MPI_SUM, .root = 0, .scounts = b.counts.data(),
             .sdispls = b.displs.data(), .rcounts = b.counts.data(), .rdispls = b.displs.data(),
             .stypes = b.types.data(), .rtypes = b.types.data(), .comm = MPI_COMM_WORLD};
+}
+
+// A neighbourhood call's arguments: n bytes to and from every neighbour, blocks end to end in
+// neighbour order (one list serves both sides: a topology here has as many sources as
+// destinations), on the topology's communicator.
+loom::tools::CallArgs neighbour_args(const Case& k, Buffers& b)
+{
+    const int n = int(k.count), degree = int(neighbourhood->degree());
+    if (b.counts.size() != std::size_t(degree) || (degree && b.counts[0] != n)) {
+        b.counts.assign(std::size_t(degree), n);
+        b.displs.resize(std::size_t(degree));
+        b.byte_displs.resize(std::size_t(degree));
+        for (int q = 0; q < degree; ++q) b.displs[std::size_t(q)] = q * n, b.byte_displs[std::size_t(q)] = MPI_Aint(q) * n;
+        b.types.assign(std::size_t(degree), MPI_BYTE);
+    }
+    loom::tools::CallArgs a{.sbuf = b.send.data(), .rbuf = b.recv.data(), .count = n, .scount = n, .rcount = n,
+                            .type = MPI_BYTE, .stype = MPI_BYTE, .rtype = MPI_BYTE, .scounts = b.counts.data(),
+                            .sdispls = b.displs.data(), .rcounts = b.counts.data(), .rdispls = b.displs.data(),
+                            .stypes = b.types.data(), .rtypes = b.types.data(), .comm = neighbourhood->comm};
+    a.sadispls = a.radispls = b.byte_displs.data();
+    return a;
 }
 } // namespace
 
@@ -287,8 +315,35 @@ unsigned char pattern(std::size_t from, std::size_t to, std::size_t i)
 }
 } // namespace
 
+namespace {
+// A neighbourhood call checked: rank r sends pattern(r, i, byte) in its send block i (the
+// allgathers: pattern(r, 0, byte) to all), so receive block j must hold what its source put in
+// the block that matches it (bench_topology.hpp's sender_block); an MPI_PROC_NULL block keeps
+// what was there.
+bool neighbour_call_and_verify(const Case& k, Buffers& b, int rank)
+{
+    const auto& t = *neighbourhood;
+    const std::size_t n = k.count, degree = t.degree();
+    const bool gathered = layout(k.collective) == Layout::neighbour_gathered;
+    for (std::size_t i = 0; i < (gathered ? 1 : degree); ++i)
+        for (std::size_t x = 0; x < n; ++x) b.send_bytes()[i * n + x] = pattern(std::size_t(rank), i, x);
+    std::fill(b.recv_bytes(), b.recv_bytes() + degree * n, 0xA5);
+    call_once(k, b);
+    for (std::size_t j = 0; j < degree; ++j) {
+        const int source = t.neighbours[j];
+        const std::size_t from = source == kNoNeighbour ? 0 : gathered ? 0 : sender_block(t.spec, rank, t.neighbours, j);
+        for (std::size_t x = 0; x < n; ++x) {
+            const unsigned char want = source == kNoNeighbour ? 0xA5 : pattern(std::size_t(source), from, x);
+            if (b.recv_bytes()[j * n + x] != want) return false;
+        }
+    }
+    return true;
+}
+} // namespace
+
 bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
 {
+    if (counts(k.collective) == Counts::per_neighbour) return neighbour_call_and_verify(k, b, rank);
     const std::size_t P = std::size_t(size), r = std::size_t(rank);
     const double triangle = double(size) * (size + 1) / 2;
     std::fill(b.recv.begin(), b.recv.end(), -1.0);
@@ -344,7 +399,7 @@ bool call_and_verify(const Case& k, Buffers& b, int rank, int size)
             if (b.recv_bytes()[i] != pattern(r, i)) return false;
         return true;
     case Layout::none:
-    case Layout::neighbour_gathered: // never called (make_case)
+    case Layout::neighbour_gathered: // neighbour_call_and_verify
     case Layout::per_neighbour: return true;
     }
     return true;

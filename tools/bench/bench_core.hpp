@@ -6,11 +6,14 @@
 //
 // Message sizes follow loom's definition (selection_rules/RULES.md, "Message size"): the
 // vector for allreduce, reduce and bcast, the whole vector for allgather(v) and
-// reduce_scatter(_block), one block for alltoall, 0 for barrier. Reductions are MPI_DOUBLE
+// reduce_scatter(_block), one block for alltoall, 0 for barrier; the neighbourhood
+// collectives' size is a neighbour's block (make_case). Reductions are MPI_DOUBLE
 // with MPI_SUM, the rest MPI_BYTE; bcast and reduce have root 0; allgatherv and
-// reduce_scatter have equal blocks. Every call is on MPI_COMM_WORLD.
+// reduce_scatter have equal blocks. Every call is on MPI_COMM_WORLD but the neighbourhood
+// collectives', on the topology set_topology names.
 #pragma once
 
+#include "bench_topology.hpp"
 #include "registry.hpp"
 
 #ifndef OMPI_SKIP_MPICXX
@@ -67,6 +70,11 @@ std::string host_name();
 // The collectives a Case can call: every row of collectives.def (the table).
 bool can_call(Collective c);
 
+// The topology the neighbourhood collectives run on (nullptr: none, and make_case makes no case
+// of theirs); set alike on every rank before their first case, kept alive while they run.
+void set_topology(const BenchTopology* t);
+const BenchTopology* topology();
+
 // One call's shape.
 struct Case {
     Collective collective;
@@ -79,7 +87,9 @@ struct Case {
 // The call of `c` for `nominal` bytes at `ranks` ranks, or nothing if the size is too small
 // for it (a reduction's vector, or a per-rank block, under one element) or `c` cannot be
 // called. Barrier is always the call of 0 bytes. For alltoall `nominal` is what each rank
-// sends in all (its buffer), so the message size, one block, is nominal / ranks.
+// sends in all (its buffer), so the message size, one block, is nominal / ranks. For the
+// neighbourhood collectives `nominal` is the bytes of one neighbour's block (loom's message
+// size for them is 0: ranks' blocks may differ), and bytes and count are that block.
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks);
 
 // Send and receive buffers big enough for every case up to `max_bytes` (a message size).
@@ -87,6 +97,7 @@ struct Buffers {
     std::vector<double> send, recv;
     std::vector<int> counts, displs; // allgatherv and reduce_scatter: equal blocks (call_once fills them)
     std::vector<MPI_Datatype> types; // alltoallw: MPI_BYTE for every peer
+    std::vector<MPI_Aint> byte_displs; // neighbor_alltoallw: displacements in bytes
     explicit Buffers(std::size_t max_bytes) : send(max_bytes / sizeof(double) + 1), recv(send.size()) {}
     unsigned char* send_bytes() { return reinterpret_cast<unsigned char*>(send.data()); }
     unsigned char* recv_bytes() { return reinterpret_cast<unsigned char*>(recv.data()); }
