@@ -82,6 +82,7 @@ struct MemoKey {
     bool commutative;
     bool keep_from_open_mpi;
     int form;
+    const loom_neighbourhood_t* neighbours; // the topology facts (fixed per communicator)
     std::uint64_t learned; // the learned layer's generation (0: none)
     bool operator==(const MemoKey&) const = default;
 };
@@ -167,6 +168,13 @@ rules::SegmentState segment_state(int segment)
                                              : rules::SegmentState::none;
 }
 
+rules::TopologyShape topology_shape(int kind)
+{
+    return kind == LOOM_TOPO_CARTESIAN ? rules::TopologyShape::cartesian
+           : kind == LOOM_TOPO_GRAPH   ? rules::TopologyShape::graph
+                                       : rules::TopologyShape::dist_graph;
+}
+
 // The facts the rules decide call by (rules::decide), for comm_size ranks and tables narrowed to
 // its communicator; the forced algorithm, if any, is the caller's to add.
 rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::Resolved& tables)
@@ -188,6 +196,11 @@ rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::R
     facts.keep_from_open_mpi = call.keep_from_open_mpi != 0;
     facts.segment = segment_state(call.segment);
     facts.single_copy = call.single_copy == LOOM_SINGLE_COPY_ON;
+    if (const loom_neighbourhood_t* n = call.neighbours) { // the neighbourhood collectives'
+        facts.topology = topology_shape(n->kind);
+        facts.degree = n->degree; // 0 for a dist graph: no rank knows the others' degrees
+        facts.ndims = n->kind == LOOM_TOPO_CARTESIAN ? n->ndims : 0;
+    }
     return facts;
 }
 
@@ -215,6 +228,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                           !reduces(c) || call->op.commutative != 0,
                           call->keep_from_open_mpi != 0,
                           call->form,
+                          call->neighbours,
                           handle->learned ? handle->learned->generation() : 0};
         Memo& memo = handle->last[std::size_t(c)];
         if (!memo.valid || !(memo.key == key)) {

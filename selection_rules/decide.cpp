@@ -21,7 +21,7 @@ const Candidate* walk(const std::vector<Candidate>& candidates, const CallFacts&
         const Rule& rule = *cand.rule;
         if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
             (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form) ||
-            (rule.kept && *rule.kept != c.keep_from_open_mpi)) {
+            (rule.kept && *rule.kept != c.keep_from_open_mpi) || !topology_matches(rule, c.topology, c.degree, c.ndims)) {
             if (trace) trace->push_back({&rule, "does not match"});
             continue;
         }
@@ -139,6 +139,9 @@ CallFacts facts_of(const Call& call)
     f.commutative = call.commutative;
     f.form = call.form;
     f.keep_from_open_mpi = !call.fallback_allowed;
+    f.topology = call.topology;
+    f.degree = call.degree;
+    f.ndims = call.ndims;
     f.segment = call.segment ? SegmentState::ready : SegmentState::none;
     return f;
 }
@@ -156,6 +159,9 @@ Call call_of(const CallFacts& f)
     call.commutative = f.commutative;
     call.form = f.form;
     call.fallback_allowed = !f.keep_from_open_mpi;
+    call.topology = f.topology;
+    call.degree = f.degree;
+    call.ndims = f.ndims;
     call.segment = f.segment == SegmentState::ready;
     return call;
 }

@@ -51,6 +51,9 @@ struct CallFacts {
     Form form = Form::blocking;      // how it was called (rules may name a form: iallreduce)
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
     bool keep_from_open_mpi = false; // handing on would change the answer
+    TopologyShape topology = TopologyShape::none; // the neighbourhood collectives' (rules.hpp, Call)
+    int degree = 0;                               // 0: not known alike on every rank
+    int ndims = 0;                                // cartesian
     SegmentState segment = SegmentState::ready;
     // The segment's ranks may read each other's memory (probed with the segment, and allowed
     // by coll_loom_single_copy); meaningless until the segment is ready.

@@ -17,7 +17,8 @@ constexpr std::size_t kMaxErrors = 1000; // then the rest of a file is not check
 // A rule's key=value words: options configure the algorithm it names (so a fallback rule, which
 // runs none, takes none); match keys narrow which calls it matches.
 const std::vector<std::string_view> kOptionKeys = {"segment", "buffer", "leaders", "radix", "requests"};
-const std::vector<std::string_view> kMatchKeys = {"nodes", "ranks_per_node", "memory", "commutative", "ompi", "kept"};
+const std::vector<std::string_view> kMatchKeys = {"nodes",  "ranks_per_node", "memory", "commutative", "ompi",
+                                                  "kept",   "topology",       "degree", "ndims"};
 
 struct Token {
     std::string_view text;
@@ -228,6 +229,18 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
             rule.commutative = false;
         else
             p.error(vcol, "commutative must be 'yes' or 'no', found '" + std::string(value) + "'");
+    } else if (key == "topology") {
+        const std::vector<std::string_view> shapes = {"none", "cartesian", "graph", "dist_graph"};
+        for (TopologyShape t : {TopologyShape::none, TopologyShape::cartesian, TopologyShape::graph,
+                                TopologyShape::dist_graph})
+            if (value == to_string(t)) rule.topology = t;
+        if (!rule.topology)
+            p.error(vcol, "topology must be none, cartesian, graph or dist_graph, found '" + std::string(value) + "'" +
+                              (nearest(value, shapes).empty() ? "" : "; did you mean '" + nearest(value, shapes) + "'?"));
+    } else if (key == "degree") {
+        rule.degree = p.range(value, vcol, false);
+    } else if (key == "ndims") {
+        rule.ndims = p.range(value, vcol, false);
     } else if (key == "kept") {
         if (value == "yes")
             rule.kept = true;
@@ -238,6 +251,30 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
     } else {
         p.error(t.column, "unknown key '" + std::string(key) + "'" + did_you_mean(key, keys));
     }
+}
+
+// The topology keys name facts only the neighbourhood collectives have, and a degree only
+// where every rank knows the same one: a rule that can never match says so.
+void check_shape_keys(LineParser& p, const Rule& rule, const std::vector<Token>& t)
+{
+    auto column = [&](std::string_view key) {
+        for (const Token& x : t)
+            if (x.text.substr(0, x.text.find('=')) == key) return x.column;
+        return 0;
+    };
+    if (counts(rule.collective) != Counts::per_neighbour) {
+        for (std::string_view key : {"topology", "degree", "ndims"})
+            if (column(key))
+                p.error(column(key), std::string(key) + "= matches the neighbourhood collectives' topology (neighbor_*); " +
+                                         std::string(to_string(rule.collective)) + " has none");
+        return;
+    }
+    if (rule.degree && rule.topology == TopologyShape::dist_graph)
+        p.error(column("degree"), "degree= never matches a dist_graph: each rank knows only its own neighbours, so no "
+                                  "degree is the same on every rank");
+    if (rule.ndims && rule.topology && rule.topology != TopologyShape::cartesian)
+        p.error(column("ndims"), "ndims= is a Cartesian grid's; topology=" + std::string(to_string(*rule.topology)) +
+                                     " has none");
 }
 
 } // namespace
@@ -369,6 +406,7 @@ ParseResult parse(std::string_view text, std::string_view file)
             }
             parse_option(p, rule, t[i]);
         }
+        check_shape_keys(p, rule, t);
         if (!p.failed()) result.rules.push_back(std::move(rule));
     }
     if (!header_seen)
@@ -405,7 +443,8 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             if (a.collective != b.collective || !a.ranks.covers(b.ranks) || !a.bytes.covers(b.bytes)) continue;
             if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) || !covers(a.ompi, b.ompi) ||
                 !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative) ||
-                !covers_value(a.kept, b.kept) || !covers_value(a.form, b.form))
+                !covers_value(a.kept, b.kept) || !covers_value(a.form, b.form) ||
+                !covers_value(a.topology, b.topology) || !covers(a.degree, b.degree) || !covers(a.ndims, b.ndims))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
             // algorithm that serves every call it matches shadows the later rule. A fallback
@@ -470,7 +509,25 @@ bool matches(const Rule& rule, const Call& call)
     if (rule.commutative && *rule.commutative != call.commutative) return false;
     if (rule.kept && *rule.kept == call.fallback_allowed) return false;
     if (rule.form && *rule.form != call.form) return false;
-    return true;
+    return topology_matches(rule, call.topology, call.degree, call.ndims);
+}
+
+bool topology_matches(const Rule& rule, TopologyShape topology, int degree, int ndims)
+{
+    if (rule.topology && *rule.topology != topology) return false;
+    if (rule.degree && (degree == 0 || !rule.degree->contains(std::uint64_t(degree)))) return false;
+    return !rule.ndims || (topology == TopologyShape::cartesian && rule.ndims->contains(std::uint64_t(ndims)));
+}
+
+std::string_view to_string(TopologyShape t)
+{
+    switch (t) {
+    case TopologyShape::none: return "none";
+    case TopologyShape::cartesian: return "cartesian";
+    case TopologyShape::graph: return "graph";
+    case TopologyShape::dist_graph: return "dist_graph";
+    }
+    return "none"; // not reached: every shape is a case above
 }
 
 std::string form_name(Collective c, std::optional<Form> form)

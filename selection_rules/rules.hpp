@@ -37,6 +37,12 @@ struct Range {
 
 enum class MemoryKind { host, cuda };
 
+// The process topology of a neighbourhood collective's communicator (MPI_Cart_create,
+// MPI_Graph_create, MPI_Dist_graph_create[_adjacent]); every other call: none.
+enum class TopologyShape { none, cartesian, graph, dist_graph };
+// "none", "cartesian", "graph", "dist_graph".
+std::string_view to_string(TopologyShape t);
+
 // How a collective was called: MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init. A rule
 // names the form with the collective: "allreduce" matches every form, "iallreduce" only
 // non-blocking calls, "allreduce_init" only persistent requests.
@@ -65,6 +71,13 @@ struct Rule {
     // The major version of the Open MPI the plugin runs in (4, 5): Open MPI's own choices,
     // which fallback rules hand calls to, differ between versions.
     std::optional<Range> ompi;
+    // The neighbourhood's shape, from what every rank knows alike: its kind; its degree (the
+    // largest of any rank: a Cartesian grid's 2 ndims, a graph's from the whole graph, which
+    // every rank holds - a distributed graph has none, since each rank knows its own
+    // neighbours only, so a degree key never matches it); a Cartesian grid's dimensions.
+    std::optional<TopologyShape> topology;
+    std::optional<Range> degree;
+    std::optional<Range> ndims;
     // Options handed to the algorithm (0: not set, the MCA parameter's value applies).
     std::uint64_t segment_bytes = 0;
     std::uint64_t buffer_bytes = 0;
@@ -144,6 +157,9 @@ struct Call {
     // has none, yet or at all).
     bool segment = true;
     int ompi_major = 0; // the Open MPI's major version; 0: unknown (rules with an ompi key do not match)
+    TopologyShape topology = TopologyShape::none;
+    int degree = 0; // 0: not known alike on every rank (rules with a degree key do not match)
+    int ndims = 0;  // cartesian only (rules with an ndims key match only a Cartesian grid)
 };
 
 // Why a fallback rule is passed over when the call does not allow it.
@@ -152,6 +168,8 @@ constexpr std::string_view kFallbackRefused =
     "libnbc swaps a periodic Cartesian dimension's blocks where it has 1 or 2 ranks)";
 
 bool matches(const Rule& rule, const Call& call);
+// The topology keys alone (matches() reads them too; decide() matches the rest of a call itself).
+bool topology_matches(const Rule& rule, TopologyShape topology, int degree, int ndims);
 
 // One rule considered by decide() (decide.hpp), for `loom-rules explain`.
 struct Verdict {

@@ -66,6 +66,9 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.commutative) add(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
     if (r.kept) add(std::string("kept=") + (*r.kept ? "yes" : "no"));
     if (r.ompi) add("ompi=" + range_text(*r.ompi, false));
+    if (r.topology) add("topology=" + std::string(to_string(*r.topology)));
+    if (r.degree) add("degree=" + range_text(*r.degree, false));
+    if (r.ndims) add("ndims=" + range_text(*r.ndims, false));
     if (r.segment_bytes) add("segment=" + size_text(r.segment_bytes));
     if (r.buffer_bytes) add("buffer=" + size_text(r.buffer_bytes));
     if (r.radix) add("radix=" + std::to_string(r.radix));

@@ -6,6 +6,7 @@
 //              [--no-job] [--forced NAME] [--learned FILE]
 //              [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]
 //              [--element-bytes E] [--segment-size B] [--pat-buffer-size B]
+//              [--topology cartesian|graph|dist_graph] [--degree N] [--ndims N]
 //                                          every rule considered and why, and the decision
 //                                          of loom's one chooser (decide.hpp), as a job makes it
 //   loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--learned FILE]
@@ -57,6 +58,7 @@ constexpr const char* kUsage =
     "                  [--no-job] [--forced NAME] [--learned FILE]\n"
     "                  [--segment ready|not-yet|pending|none] [--single-copy on|off] [--small-int-sum]\n"
     "                  [--element-bytes E] [--segment-size B] [--pat-buffer-size B] [--ompi MAJOR]\n"
+    "                  [--topology cartesian|graph|dist_graph] [--degree N] [--ndims N] (neighbor_*)\n"
     "       loom-rules show [--rules FILE] [--site-rules FILE|none] [--no-job] [--ompi MAJOR] [--learned FILE]\n"
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
@@ -299,6 +301,14 @@ std::string exclusion(const Rule& r, const Call& c)
     if (r.commutative && *r.commutative != c.commutative)
         why.push_back(*r.commutative ? "commutative=yes excludes a non-commutative op"
                                      : "commutative=no excludes a commutative op");
+    if (r.topology && *r.topology != c.topology)
+        why.push_back("topology=" + std::string(to_string(*r.topology)) + " excludes " +
+                      std::string(to_string(c.topology)) + " (--topology)");
+    count_key("degree=", "--degree", r.degree, c.degree);
+    if (r.ndims && c.topology != TopologyShape::cartesian)
+        why.push_back("ndims=" + range_text(*r.ndims, false) + " matches a Cartesian grid only");
+    else if (r.ndims)
+        count_key("ndims=", "--ndims", r.ndims, c.ndims);
     return why.empty() ? "does not match" : "does not match: " + join(why, "; ");
 }
 
@@ -311,6 +321,43 @@ struct ExplainCall {
     std::uint64_t knomial_radix = 4;         // coll_loom_knomial_radix's default
     std::uint64_t alltoallv_max_requests = 32; // coll_loom_alltoallv_max_requests's default
 };
+
+// --topology, --degree, --ndims: the neighbourhood collectives' topology facts (rules.hpp, Call),
+// as every rank of a job knows them alike.
+void parse_topology(const Args& a, CallFacts& call)
+{
+    const std::string* t = a.get("--topology");
+    if (counts(call.collective) != Counts::per_neighbour) {
+        if (t || a.get("--degree") || a.get("--ndims"))
+            throw UsageError("--topology, --degree and --ndims are the neighbourhood collectives' (neighbor_*)");
+        return;
+    }
+    if (!t) {
+        if (a.get("--degree") || a.get("--ndims")) throw UsageError("--degree and --ndims need --topology");
+        return;
+    }
+    if (*t == "cartesian")
+        call.topology = TopologyShape::cartesian;
+    else if (*t == "graph")
+        call.topology = TopologyShape::graph;
+    else if (*t == "dist_graph")
+        call.topology = TopologyShape::dist_graph;
+    else
+        throw UsageError("--topology must be cartesian, graph or dist_graph, found '" + *t + "'");
+    if (a.get("--ndims") && call.topology != TopologyShape::cartesian)
+        throw UsageError("--ndims: only a Cartesian grid has dimensions");
+    if (a.get("--degree") && call.topology == TopologyShape::dist_graph)
+        throw UsageError("--degree: a dist graph has no degree every rank knows (each knows its own neighbours)");
+    if (a.get("--degree")) call.degree = int(parse_count(a, "--degree", 1));
+    if (a.get("--ndims")) call.ndims = int(parse_count(a, "--ndims", 1));
+    if (call.topology != TopologyShape::cartesian) return;
+    // A Cartesian grid's degree is 2 ndims: either gives the other.
+    if (!a.get("--ndims") && !a.get("--degree")) throw UsageError("--topology cartesian needs --ndims or --degree");
+    if (!a.get("--ndims")) call.ndims = call.degree / 2;
+    if (!a.get("--degree")) call.degree = 2 * call.ndims;
+    if (call.degree != 2 * call.ndims)
+        throw UsageError("--degree of a Cartesian grid is 2 x --ndims (" + std::to_string(2 * call.ndims) + ")");
+}
 
 ExplainCall parse_call(const Args& a)
 {
@@ -370,6 +417,7 @@ ExplainCall parse_call(const Args& a)
     if (reduces(call.collective))
         call.element_bytes = std::size_t(
             parse_number(a.get("--element-bytes") ? *a.get("--element-bytes") : "4", "--element-bytes", true));
+    parse_topology(a, call);
     if (const std::string* v = a.get("--segment-size")) e.segment_size = parse_number(*v, "--segment-size", true);
     if (const std::string* v = a.get("--pat-buffer-size"))
         e.pat_buffer_size = parse_number(*v, "--pat-buffer-size", true);
@@ -381,7 +429,8 @@ int cmd_explain(const std::vector<std::string>& in)
     const Args a = parse_args(in,
                               {"--ranks", "--bytes", "--nodes", "--ranks-per-node", "--memory", "--rules",
                                "--site-rules", "--forced", "--segment", "--single-copy", "--element-bytes",
-                               "--segment-size", "--pat-buffer-size", "--ompi", "--learned"},
+                               "--segment-size", "--pat-buffer-size", "--ompi", "--learned", "--topology",
+                               "--degree", "--ndims"},
                               {"--non-commutative", "--small-int-sum", "--no-job"});
     ExplainCall e = parse_call(a);
     CallFacts& call = e.facts;
@@ -413,6 +462,11 @@ int cmd_explain(const std::vector<std::string>& in)
     if (reduces(call.collective)) facts += call.commutative ? ", commutative op" : ", non-commutative op";
     if (call.keep_from_open_mpi) facts += ", a SUM of 8- or 16-bit integers";
     facts += call.memory == MemoryKind::cuda ? ", cuda memory" : ", host memory";
+    if (call.topology != TopologyShape::none) {
+        facts += ", topology " + std::string(to_string(call.topology));
+        if (call.ndims) facts += " of " + std::to_string(call.ndims) + " dimensions";
+        facts += call.degree ? ", degree " + std::to_string(call.degree) : ", no degree every rank knows";
+    }
     if (call.nodes) facts += ", " + std::to_string(call.nodes) + " nodes";
     if (call.ranks_per_node) facts += ", " + std::to_string(call.ranks_per_node) + " ranks per node";
     facts += ", Open MPI " + std::to_string(call.ompi_major);

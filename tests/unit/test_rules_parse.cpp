@@ -381,7 +381,8 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring ranks_per_nod=2",
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
-                                          "radix, requests, nodes, ranks_per_node, memory, commutative, ompi, kept)"},
+                                          "radix, requests, nodes, ranks_per_node, memory, commutative, ompi, kept, "
+                                          "topology, degree, ndims)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},
@@ -390,11 +391,43 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring commutative=true", "t.rules:2:32: error: commutative must be 'yes' or 'no', found 'true'"},
         {"allreduce * * ring commutative=No", "t.rules:2:32: error: commutative must be 'yes' or 'no', found 'No'"},
         {"neighbor_alltoall * * linear kept=1", "t.rules:2:35: error: kept must be 'yes' or 'no', found '1'"},
+        // the topology keys: a known shape, counts, only where they can match
+        {"neighbor_alltoall * * shm topology=cart",
+         "t.rules:2:36: error: topology must be none, cartesian, graph or dist_graph, found 'cart'"},
+        {"neighbor_alltoall * * shm topology=grpah",
+         "t.rules:2:36: error: topology must be none, cartesian, graph or dist_graph, found 'grpah'; did you mean "
+         "'graph'?"},
+        {"neighbor_alltoall * * shm degree=4K", "t.rules:2:35: error: unexpected 'K'" + count_suffix},
+        {"neighbor_alltoall * * shm degree=8-4", "t.rules:2:34: error: the range '8-4'" + empty_range},
+        {"neighbor_alltoall * * shm topology=dist_graph degree=8",
+         "t.rules:2:47: error: degree= never matches a dist_graph: each rank knows only its own neighbours, so no "
+         "degree is the same on every rank"},
+        {"neighbor_allgather * * shm topology=graph ndims=2",
+         "t.rules:2:43: error: ndims= is a Cartesian grid's; topology=graph has none"},
+        {"allreduce * * ring topology=cartesian",
+         "t.rules:2:20: error: topology= matches the neighbourhood collectives' topology (neighbor_*); allreduce has "
+         "none"},
     };
     for (const auto& [line, expected] : cases) {
         INFO(line);
         CHECK(only_error(line) == expected);
     }
+}
+
+TEST_CASE("rules: the topology keys parse, and are written back as read", "[rules]")
+{
+    const ParseResult r =
+        parse_body("ineighbor_alltoall 2 * shm nodes=1 topology=cartesian degree=2-4 ndims=1-2\n"
+                   "neighbor_allgather * * linear topology=dist_graph\n");
+    REQUIRE(r.ok());
+    REQUIRE(r.rules.size() == 2);
+    CHECK(r.rules[0].topology == TopologyShape::cartesian);
+    CHECK(r.rules[0].degree->lo == 2);
+    CHECK(r.rules[0].degree->hi == 4);
+    CHECK(r.rules[0].ndims->hi == 2);
+    CHECK(rule_fields(r.rules[0]).back() == "nodes=1 topology=cartesian degree=2-4 ndims=1-2");
+    CHECK(rule_fields(r.rules[1]).back() == "topology=dist_graph");
+    CHECK(!r.rules[1].degree);
 }
 
 TEST_CASE("rules: the diagnostic fields, and how they print", "[rules]")

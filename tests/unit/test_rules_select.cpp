@@ -700,6 +700,40 @@ TEST_CASE("rules: kept=yes matches only calls loom keeps from Open MPI, and a fa
     CHECK(!matches(t.rules[0], x));
 }
 
+TEST_CASE("rules: the topology keys match the neighbourhood's shape, a degree only where every rank knows it",
+          "[rules]")
+{
+    const ParseResult t = parse("loom-rules 1\n"
+                                "neighbor_alltoall * * shm topology=cartesian ndims=2\n"
+                                "neighbor_alltoall * * linear degree=8-*\n"
+                                "neighbor_alltoall * * shm topology=dist_graph\n"
+                                "neighbor_alltoall * * fallback\n",
+                                "t.rules");
+    REQUIRE(t.ok());
+    CHECK(lint(t.rules, "t.rules").empty());
+    Call x = call(Collective::neighbor_alltoall, 4, 0);
+    x.nodes = 1; // shm serves one node
+    x.ranks_per_node = 4;
+    x.topology = TopologyShape::cartesian;
+    x.ndims = 2;
+    x.degree = 4;
+    CHECK(choose({&t.rules}, x) == &t.rules[0]);
+    x.ndims = 1; // a ring: degree 2, neither ndims=2 nor degree=8-*
+    x.degree = 2;
+    CHECK(choose({&t.rules}, x) == &t.rules[3]);
+    x.topology = TopologyShape::graph;
+    x.ndims = 0;
+    x.degree = 8;
+    CHECK(choose({&t.rules}, x) == &t.rules[1]);
+    CHECK(!matches(t.rules[0], x)); // ndims= matches a Cartesian grid only
+    x.topology = TopologyShape::dist_graph;
+    x.degree = 0; // no degree every rank knows: degree=8-* does not match
+    CHECK(choose({&t.rules}, x) == &t.rules[2]);
+    CHECK(!matches(t.rules[1], x));
+    x.topology = TopologyShape::none;
+    CHECK(choose({&t.rules}, x) == &t.rules[3]);
+}
+
 TEST_CASE("rules: a fallback rule is passed over for a reduction Open MPI's own kernel gets wrong", "[rules]")
 {
     // loom serves such a call (a SUM on 8- or 16-bit integers, which Open MPI 4.1's AVX op
