@@ -25,14 +25,14 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical", "knomial"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm", "knomial"}},
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
-    {Collective::scan, {"linear", "recursive_doubling"}},
-    {Collective::exscan, {"linear", "recursive_doubling"}},
-    {Collective::gather, {"linear", "binomial", "knomial", "cma"}},
-    {Collective::scatter, {"linear", "binomial", "knomial", "cma"}},
-    {Collective::gatherv, {"linear", "cma"}},
-    {Collective::scatterv, {"linear", "cma"}},
-    {Collective::alltoallv, {"pairwise", "linear", "cma"}},
-    {Collective::alltoallw, {"pairwise", "linear", "cma"}},
+    {Collective::scan, {"linear", "recursive_doubling", "shm"}},
+    {Collective::exscan, {"linear", "recursive_doubling", "shm"}},
+    {Collective::gather, {"linear", "binomial", "knomial", "cma", "shm"}},
+    {Collective::scatter, {"linear", "binomial", "knomial", "cma", "shm"}},
+    {Collective::gatherv, {"linear", "cma", "shm"}},
+    {Collective::scatterv, {"linear", "cma", "shm"}},
+    {Collective::alltoallv, {"pairwise", "linear", "cma", "shm"}},
+    {Collective::alltoallw, {"pairwise", "linear", "cma", "shm"}},
 };
 
 loom_reduction_t reduction(bool commutative) { return loom_reduction_t{4, commutative ? 1 : 0, nullptr, nullptr, nullptr}; }
