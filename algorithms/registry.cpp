@@ -262,9 +262,10 @@ constexpr std::array kAlltoallv = {
               "2 syncs; a rank reads its own receives, plus an 8-byte offset per peer", kSingleCopy,
               AlltoallvFn{&cma_alltoallv}},
     Algorithm{"shm", Collective::alltoallv,
-              "shared memory: each copies a piece of every block in, each copies its own out; the first chunk says "
-              "how many follow",
-              "1 sync per chunk of 4 KiB / P (then up to 32 KiB / P) of the largest block; each byte copied in and out",
+              "shared memory: each copies its blocks into its slot, each copies its own out; larger blocks by "
+              "message",
+              "1 publish per rank, each waits for its senders; blocks up to 32 KiB / P copied in and out, larger "
+              "ones a message",
               kOneNode, AlltoallvFn{&shm_alltoallv}},
 };
 

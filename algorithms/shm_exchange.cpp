@@ -122,59 +122,71 @@ void shm_scatter(ShmComm& shm, Transport& net, MemoryOps& mem, const ScatterArgs
 
 namespace {
 
-// alltoallv's header: the first line of each rank's slot in the call's first chunk.
-constexpr std::size_t kHeader = 64;
-
-// Each of P pieces of a chunk's `room` bytes: whole 64-byte lines where pieces are that large.
-std::size_t piece_of(std::size_t room, int P)
+// Each of P pieces of a slot: whole 64-byte lines where pieces are that large.
+std::size_t piece_of(std::size_t slot, int P)
 {
-    const std::size_t piece = room / std::size_t(P);
+    const std::size_t piece = slot / std::size_t(P);
     return piece >= 64 ? piece & ~std::size_t(63) : piece;
 }
 
 } // namespace
 
-void shm_alltoallv(ShmComm& shm, MemoryOps& mem, const AlltoallvArgs& args)
+void shm_alltoallv(ShmComm& shm, Transport& net, MemoryOps& mem, const AlltoallvArgs& args)
 {
     const int P = shm.size(), me = shm.rank();
     const BlockOffsets sends(args.send_bytes), recvs(args.recv_bytes);
     const std::byte* in = bytes_of(args.in_place() ? args.recvbuf : args.sendbuf);
     std::byte* out = bytes_of(args.recvbuf);
-    std::size_t largest = 0; // of the blocks this rank sends to others
+    const int region = shm.begin_chunk(shm.slot_bytes()); // one large region per call
+    const std::uint64_t phase = shm.phase() + 1;
+    const std::size_t piece = piece_of(shm.slot_bytes(), P);
+    auto by_message = [&](std::size_t bytes) { return bytes > piece; };
+    // Blocks over a piece go by message. In place their input is copied aside first: the
+    // receives write the same places (MPI's in place has send_bytes == recv_bytes).
+    std::size_t aside = 0;
     for (int j = 0; j < P; ++j)
-        if (j != me) largest = std::max(largest, sends.length(j));
-    // Chunk k carries bytes [off, off + piece) of every block; the first also the headers, after
-    // whose sync `largest` becomes the call's (every rank's the same).
-    std::size_t off = 0;
-    for (bool first = true; first || off < largest; first = false) {
-        const std::size_t chunk =
-            first ? shm.small_slot_bytes() : shm.chunk_bytes(std::size_t(P) * (largest - off));
-        const int region = shm.begin_chunk(chunk);
-        const std::size_t head = first ? kHeader : 0, piece = piece_of(chunk - head, P);
-        std::byte* slot = shm.slot(region, me);
-        if (first) std::memcpy(slot, &largest, sizeof largest);
-        for (int j = 0; j < P; ++j)
-            if (const std::size_t len = sends.length(j); j != me && len > off)
-                mem.copy(slot + head + std::size_t(j) * piece, in + sends.begin(j) + off, std::min(piece, len - off));
-        shm.publish();
-        shm.wait_all(shm.phase());
-        for (int q = 0; q < P; ++q) {
-            if (q == me) continue;
-            const std::byte* theirs = shm.slot(region, q);
-            if (first) {
-                std::size_t l;
-                std::memcpy(&l, theirs, sizeof l);
-                largest = std::max(largest, l);
-            }
-            // In place this overwrites [off, off + piece) of block q: copied in above.
-            if (const std::size_t len = recvs.length(q); len > off)
-                mem.copy(out + recvs.begin(q) + off, theirs + head + std::size_t(me) * piece, std::min(piece, len - off));
+        if (j != me && by_message(sends.length(j))) aside += sends.length(j);
+    Scratch copy = args.in_place() && aside != 0 ? mem.scratch(aside) : no_scratch();
+    std::size_t at = 0;
+    for (int i = 1; aside != 0 && i < P; ++i) { // from the next rank on, as a linear alltoallv posts
+        const int j = (me + i) % P;
+        const std::size_t len = sends.length(j);
+        if (!by_message(len)) continue;
+        const std::byte* from = in + sends.begin(j);
+        if (copy) {
+            mem.copy(copy.get() + at, from, len); // before any receive is posted
+            from = copy.get() + at;
+            at += len;
         }
-        shm.end_chunk_at_next_publish(region); // the next chunk's or call's publish says so
-        off += piece;
+        net.post_send(j, from, len);
     }
+    bool messages = aside != 0;
+    for (int i = 1; i < P; ++i) {
+        const int q = (me - i + P) % P;
+        if (by_message(recvs.length(q))) {
+            net.post_recv(q, out + recvs.begin(q), recvs.length(q));
+            messages = true;
+        }
+    }
+    // The others: block j's piece at j x piece of this rank's slot.
+    std::byte* slot = shm.slot(region, me);
+    for (int j = 0; j < P; ++j)
+        if (const std::size_t len = sends.length(j); j != me && len != 0 && !by_message(len))
+            mem.copy(slot + std::size_t(j) * piece, in + sends.begin(j), len);
+    shm.publish();
+    // Only the ranks that send this rank a block through the segment are waited for. In place
+    // this overwrites block q, copied in above.
+    for (int i = 1; i < P; ++i) {
+        const int q = (me + i) % P;
+        if (const std::size_t len = recvs.length(q); len != 0 && !by_message(len)) {
+            shm.wait_for(q, phase);
+            mem.copy(out + recvs.begin(q), shm.slot(region, q) + std::size_t(me) * piece, len);
+        }
+    }
+    shm.end_chunk_at_next_publish(region); // every rank's next publish comes after its reads
     if (!args.in_place() && recvs.length(me) != 0)
         mem.copy(out + recvs.begin(me), in + sends.begin(me), recvs.length(me));
+    if (messages) net.wait_all();
 }
 
 void shm_gather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
@@ -192,9 +204,7 @@ void shm_scatter(Transport& net, MemoryOps& mem, const ScatterArgs& args)
 void shm_alltoallv(Transport& net, MemoryOps& mem, const AlltoallvArgs& args)
 {
     const SegmentTurn turn(net);
-    if (std::size_t(net.size()) + kHeader > turn.comm().small_slot_bytes())
-        throw ShmUnavailable("shm: alltoallv needs a byte of every block in a small slot");
-    shm_alltoallv(turn.comm(), mem, args);
+    shm_alltoallv(turn.comm(), net, mem, args);
 }
 
 } // namespace loom

@@ -12,11 +12,9 @@
 //     transport (as a linear gather or scatter sends it), posted before the shared-memory part.
 //     Both ends decide it from the block's size, which both know, so they agree pair by pair.
 //   alltoallv: each rank knows its own counts both ways (MPI requires send_bytes[j] on rank i
-//     == recv_bytes[i] on rank j), and every rank waits for every other in each chunk anyway.
-//     So the first chunk carries, in the first line of each rank's slot, the largest block that
-//     rank sends; after its sync every rank has read every header and knows the largest block
-//     of the call, hence the number of chunks, and all take the same ones: the whole call in
-//     shared memory, however large.
+//     == recv_bytes[i] on rank j), so both ends of every pair know that pair's block. A call takes
+//     exactly one large region (a 32 KiB slot per rank, a piece of 32 KiB / P for each peer): a
+//     block that fits its piece goes through the segment, a larger one by one message.
 //
 // gather(v) to root t, blocks b_q (S = sum of b_q), one small region per call:
 //   a non-root copies its block in (into its inline slot, beside a sequence word, if it holds at
@@ -31,21 +29,18 @@
 //   (it is done with the region). The root never waits in the call (a region comes round 16
 //   calls later). Cost: S - b_t copied in at the root, each rank copies its own block out.
 //   A block over the small slot: one message from the root to its rank.
-// alltoallv: chunk 1 in a small region, later ones (if any block is larger than its piece of
-//   chunk 1) in the small or large regions (shm.hpp's chunk_bytes for P times the largest block
-//   left). A rank's slot holds a 64-byte header (chunk 1), then one piece of each of its
-//   outgoing blocks, the piece for rank j at j times (slot - header) / P (in whole 64-byte lines
-//   where pieces are that large); each copies its pieces in, syncs with all, copies the pieces
-//   meant for it out of every other slot. Cost: every byte sent copied twice, one sync per
-//   chunk; a rank's own block copied once (not in place). 2 ranks: 2 KiB of a block per small
-//   chunk, 16 KiB per large one; 64 ranks: 63 and 512 bytes.
-// alltoallv in place: the input is the output; a chunk copies its pieces out only after every
-//   rank copied the same range of every block in (the sync), as shm_alltoall does.
-// Limits: every rank on one node, the segment set up (registry needs `same_node`, `segment`);
-//   alltoallv at most 4032 ranks (a byte of every block in a small slot after the header),
-//   checked alike on every rank. gather(v) and scatter(v) send their large blocks by message:
-//   shm serves them at the speed of a linear algorithm, and the rules choose shm only where
-//   blocks are small (measured: selection_rules/, tools/lab/RESULTS.md).
+// alltoallv: a rank's slot of the call's large region holds, at j x 32 KiB / P (in whole 64-byte
+//   lines), its block for rank j if it fits; each copies those in and publishes, then waits only
+//   for the ranks that send it a block through the segment and copies each out. Larger blocks:
+//   their sends and receives are posted first (from the next rank on, as a linear alltoallv
+//   does) and completed last; in place, their input is first copied aside (the receives write
+//   the same places). Cost: each small block copied twice, one publish per rank; a large block
+//   one message (the PML's single copy for large messages). 2 ranks: blocks up to 16 KiB
+//   through the segment, 4 ranks 8 KiB, 64 ranks 512 bytes.
+// Limits: every rank on one node, the segment set up (registry needs `same_node`, `segment`).
+//   Large blocks go by message: there shm serves at the speed of a linear algorithm over the
+//   PML, and the rules choose shm where it was measured faster (selection_rules/,
+//   tools/lab/RESULTS.md).
 #pragma once
 
 #include "collectives.hpp"
@@ -57,7 +52,7 @@ class ShmComm;
 // On a ShmComm whose segment every rank of `net` shares (net carries the large blocks' messages).
 void shm_gather(ShmComm& shm, Transport& net, MemoryOps& mem, const AllgatherArgs& args);
 void shm_scatter(ShmComm& shm, Transport& net, MemoryOps& mem, const ScatterArgs& args);
-void shm_alltoallv(ShmComm& shm, MemoryOps& mem, const AlltoallvArgs& args);
+void shm_alltoallv(ShmComm& shm, Transport& net, MemoryOps& mem, const AlltoallvArgs& args);
 
 // The registry's entries (gather and gatherv; scatter and scatterv; alltoallv and alltoallw): on
 // the communicator's segment in the call's turn (SegmentTurn, shm.hpp), or ShmUnavailable on
