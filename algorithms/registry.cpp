@@ -18,6 +18,8 @@
 #include "scatter_allgather.hpp"
 #include "shm.hpp"
 #include "shm_neighbour.hpp"
+#include "shm_exchange.hpp"
+#include "shm_scan.hpp"
 #include "single_copy.hpp"
 
 #include <algorithm>
@@ -32,6 +34,7 @@ constexpr Needs kAny{};
 constexpr Needs kOneNode{.same_node = true, .segment = true};
 constexpr Needs kOneNodeCommutative{
     .commutative_op = true, .same_node = true, .segment = true, .element_in_slot = true};
+constexpr Needs kOneNodeElement{.same_node = true, .segment = true, .element_in_slot = true};
 constexpr Needs kSingleCopy{.same_node = true, .segment = true, .single_copy = true};
 constexpr Needs kTopology{.topology = true};
 constexpr Needs kTopologyCommutative{.commutative_op = true, .topology = true};
@@ -207,6 +210,11 @@ constexpr std::array kScan = {
               "partials of aligned blocks exchanged at distance 1, 2, 4, ...; order-preserving",
               "ceil(lg P) steps; S lg P sent, up to 2 S lg P reduced per rank", kAny,
               ScanFn{&recursive_doubling_scan}},
+    Algorithm{"shm", Collective::scan,
+              "shared memory: each copies its vector in, each rank folds the slots of the ranks below it; "
+              "order-preserving",
+              "1 publish per chunk, rank r waits for ranks below; S in, r S reduced at rank r", kOneNodeElement,
+              ScanFn{&shm_scan}},
 };
 
 constexpr std::array kGather = {
@@ -219,6 +227,12 @@ constexpr std::array kGather = {
               kRadix},
     Algorithm{"cma", Collective::gather, "single copy (CMA): the root reads every rank's block from its buffer",
               "2 syncs; the root reads S - its block", kSingleCopy, AllgatherFn{&cma_gather}},
+    Algorithm{"shm", Collective::gather,
+              "shared memory: each copies its block into a small slot, the root copies them out; larger blocks by "
+              "message",
+              "1 publish per rank, the root waits for each; S - its block copied in and out (blocks over 4 KiB: a "
+              "message)",
+              kOneNode, AllgatherFn{&shm_gather}},
 };
 
 constexpr std::array kScatter = {
@@ -231,6 +245,12 @@ constexpr std::array kScatter = {
               kRadix},
     Algorithm{"cma", Collective::scatter, "single copy (CMA): each rank reads its block from the root's buffer",
               "2 syncs; each rank reads its block", kSingleCopy, ScatterFn{&cma_scatter}},
+    Algorithm{"shm", Collective::scatter,
+              "shared memory: the root copies each block into its rank's small slot, each copies its own out; "
+              "larger blocks by message",
+              "1 publish per rank, each waits for the root; S - its block copied in and out (blocks over 4 KiB: a "
+              "message)",
+              kOneNode, ScatterFn{&shm_scatter}},
 };
 
 // alltoallv and alltoallw: the glue packs alltoallw's per-peer datatypes into the same bytes.
@@ -243,6 +263,12 @@ constexpr std::array kAlltoallv = {
     Algorithm{"cma", Collective::alltoallv, "single copy (CMA): each rank reads its block from each peer's buffer",
               "2 syncs; a rank reads its own receives, plus an 8-byte offset per peer", kSingleCopy,
               AlltoallvFn{&cma_alltoallv}},
+    Algorithm{"shm", Collective::alltoallv,
+              "shared memory: each copies its blocks into its slot, each copies its own out; larger blocks by "
+              "message",
+              "1 publish per rank, each waits for its senders; blocks up to 32 KiB / P copied in and out, larger "
+              "ones a message",
+              kOneNode, AlltoallvFn{&shm_alltoallv}},
 };
 
 constexpr std::array kExscan = {
@@ -255,6 +281,11 @@ constexpr std::array kExscan = {
               "partials of aligned blocks exchanged at distance 1, 2, 4, ...; order-preserving",
               "ceil(lg P) steps; S lg P sent, up to 2 S lg P reduced per rank", kAny,
               ScanFn{&recursive_doubling_exscan}},
+    Algorithm{"shm", Collective::exscan,
+              "shared memory: each copies its vector in, each rank folds the slots of the ranks below it; "
+              "order-preserving",
+              "1 publish per chunk, rank r waits for ranks below; S in, (r-1) S reduced at rank r", kOneNodeElement,
+              ScanFn{&shm_exscan}},
 };
 
 // The neighbourhood collectives: one schedule for all five (NeighbourArgs), listed for each.
@@ -310,8 +341,8 @@ constexpr auto kAlgorithms =
            kBarrier, kAlltoall, kScan, kExscan, kGather, kScatter,
            // gatherv and scatterv: only the root knows every count, so only the schedules that
            // read their own count away from the root (the trees forward others' blocks).
-           for_collective(named(kGather, "linear", "cma"), Collective::gatherv),
-           for_collective(named(kScatter, "linear", "cma"), Collective::scatterv), kAlltoallv,
+           for_collective(named(kGather, "linear", "cma", "shm"), Collective::gatherv),
+           for_collective(named(kScatter, "linear", "cma", "shm"), Collective::scatterv), kAlltoallv,
            for_collective(kAlltoallv, Collective::alltoallw), kNeighbour,
            for_collective(kNeighbour, Collective::neighbor_allgatherv),
            for_collective(kNeighbour, Collective::neighbor_alltoall),

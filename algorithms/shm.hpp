@@ -258,7 +258,8 @@ private:
     ShmComm* shm_ = nullptr;
 };
 
-// The collectives on a ShmComm: every rank calls with the same arguments (MPI's rules).
+// The collectives on a ShmComm: every rank calls with the same arguments (MPI's rules). The
+// family's gather(v), scatter(v) and alltoallv are in shm_exchange.hpp, scan and exscan in shm_scan.hpp.
 void shm_barrier(ShmComm& shm);
 void shm_bcast(ShmComm& shm, MemoryOps& mem, const BcastArgs& args);
 void shm_allgather(ShmComm& shm, MemoryOps& mem, const AllgatherArgs& args);

@@ -112,20 +112,6 @@ RunStats run_all(int P, std::size_t count)
     return stats;
 }
 
-// A transport that keeps no per-communicator state: shm has no segment.
-class StatelessTransport final : public Transport {
-public:
-    explicit StatelessTransport(InprocTransport& net) : net_(net) {}
-    int rank() const override { return net_.rank(); }
-    int size() const override { return net_.size(); }
-    void post_send(int peer, const void* buf, std::size_t bytes) override { net_.post_send(peer, buf, bytes); }
-    void post_recv(int peer, void* buf, std::size_t bytes) override { net_.post_recv(peer, buf, bytes); }
-    void wait_all() override { net_.wait_all(); }
-
-private:
-    InprocTransport& net_;
-};
-
 // A transport that garbles the first message one rank receives (the segment's name), so that
 // rank cannot map the segment: every rank must then learn it together.
 class GarbledNameTransport final : public Transport {

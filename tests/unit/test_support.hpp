@@ -169,6 +169,21 @@ inline bool tail_intact(const Bytes& buffer, const Bytes& input, std::size_t res
                                                        input.begin() + std::ptrdiff_t(result_bytes));
 }
 
+// A transport that keeps no per-communicator state: the shm family has no segment (its
+// algorithms refuse on every rank alike).
+class StatelessTransport final : public Transport {
+public:
+    explicit StatelessTransport(InprocTransport& net) : net_(net) {}
+    int rank() const override { return net_.rank(); }
+    int size() const override { return net_.size(); }
+    void post_send(int peer, const void* buf, std::size_t bytes) override { net_.post_send(peer, buf, bytes); }
+    void post_recv(int peer, void* buf, std::size_t bytes) override { net_.post_recv(peer, buf, bytes); }
+    void wait_all() override { net_.wait_all(); }
+
+private:
+    InprocTransport& net_;
+};
+
 // Runs an allreduce algorithm on P = inputs.size() ranks, in place or not, and returns every
 // rank's result with the run's statistics. Out of place, the input must be left alone.
 struct AllreduceRun {
