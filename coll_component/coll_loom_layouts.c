@@ -49,7 +49,7 @@ static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *r
     }
     /* A rank without a result (a reduce's non-root; exscan's rank 0, whose buffer MPI leaves
      * undefined and loom, as Open MPI, as it was) only sends its input, which in place is in rbuf. */
-    const int has_result = loom_coll_has_result(m->coll, rank, m->root);
+    const int has_result = loom_row_has_result(row, rank, m->root);
     const int in_place = MPI_IN_PLACE == m->sbuf || m->sbuf == m->rbuf;
     const size_t total = (size_t)m->count;
     c->core.count = total;
@@ -97,9 +97,9 @@ static const char *describe_per_peer(loom_glue_call_t *c, const loom_coll_row_t 
 /* The counts of a rank that knows only the size of its own block (a gather's or a scatter's
  * non-root): every block is that size, as MPI requires - or, where only the root knows the
  * counts (gatherv, scatterv), the others are 0 here. */
-static void own_block_counts(loom_glue_call_t *c, int size, int rank, size_t block)
+static void own_block_counts(loom_glue_call_t *c, const loom_coll_row_t *row, int size, int rank, size_t block)
 {
-    const int own_only = loom_coll_counts_at_root_only(c->mpi->coll);
+    const int own_only = LOOM_COUNTS_root_only == row->counts;
     for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
 }
 
@@ -107,14 +107,13 @@ static void own_block_counts(loom_glue_call_t *c, int size, int rank, size_t blo
 static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
                                      int *rc)
 {
-    (void)row;
     const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
-    if (!loom_coll_has_result(m->coll, rank, m->root)) { /* gather's others: MPI leaves rbuf undefined */
+    if (!loom_row_has_result(row, rank, m->root)) { /* gather's others: MPI leaves rbuf undefined */
         if (m->scount < 0) return "negative count";
-        own_block_counts(c, size, rank, (size_t)m->scount * loom_type_size(m->sdtype));
+        own_block_counts(c, row, size, rank, (size_t)m->scount * loom_type_size(m->sdtype));
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
         return NULL;
     }
@@ -156,7 +155,7 @@ static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t
         c->send.displs = m->sdispls;
     } else {
         if (m->count < 0) return "negative count";
-        own_block_counts(c, size, rank, (size_t)m->count * loom_type_size(m->dtype));
+        own_block_counts(c, row, size, rank, (size_t)m->count * loom_type_size(m->dtype));
     }
     /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
     if (!(root && MPI_IN_PLACE == m->rbuf))
