@@ -9,6 +9,8 @@
 #include "coll_loom.h"
 #include "loom_device.h"
 
+#include <stdlib.h>
+
 BEGIN_C_DECLS
 
 /* A dense view of a buffer, what an algorithm sees: the user's memory itself, or a scratch
@@ -57,6 +59,28 @@ static inline void loom_call_start(loom_glue_call_t *c, const loom_mpi_call_t *m
     c->views[0] = c->views[1] = (loom_view_t){NULL, NULL};
     c->copies[0].user = c->copies[1].user = NULL;
     c->copies[0].host = c->copies[1].host = NULL;
+}
+/* c->counts with room for n counts: the inline ones, or allocated. */
+static inline int loom_call_counts(loom_glue_call_t *c, int n)
+{
+    if ((size_t)n > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
+        c->counts = malloc((size_t)n * sizeof(size_t));
+        if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    c->core.counts = c->counts;
+    return OMPI_SUCCESS;
+}
+/* 1 if the buffer's blocks lie end to end as one contiguous run of its data: a data movement's
+ * description asks (coll_loom_layouts.c), and its dense views. */
+int loom_dense_in_place(const loom_buffer_t *b);
+/* Where a dense buffer's data starts. */
+static inline char *loom_dense_start(const loom_buffer_t *b)
+{
+    if (NULL == b->user) return NULL;
+    if (NULL != b->dtypes) return (char *)b->user; /* loom_dense_in_place: the blocks start at user */
+    ptrdiff_t true_lb, true_extent;
+    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
+    return (char *)b->user + true_lb;
 }
 /* Describes mpi on comm into c: core call, buffers, reduction plan. Returns NULL, or why loom
  * cannot serve it (the same on every rank); *rc an error code if memory ran out. Release with

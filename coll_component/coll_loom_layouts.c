@@ -31,6 +31,33 @@ static void reduction_buffers(loom_glue_call_t *c, const void *input, int in_pla
                in_place ? LOOM_READ_ALL : LOOM_READ_NONE, has_result);
 }
 
+/* The end of every description, inline in each descriptor (coll_loom_layouts.h says why). A
+ * reduction's: its op plan; its buffers are used where they are unless its datatype has holes.
+ * NULL, or why loom cannot serve the call. */
+static inline const char *reduction_described(loom_glue_call_t *c)
+{
+    const char *why = NULL;
+    if (!loom_plan_reduction(c->mpi->dtype, c->mpi->op, &c->plan, &why)) return why;
+    c->core.op = c->plan.reduction;
+    c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
+    c->dense = !c->plan.holes;
+    c->core.sbuf = c->send.user;
+    c->core.rbuf = c->recv.user;
+    return NULL;
+}
+
+/* A data movement's: whether its buffers are dense where they are (else dense views are made
+ * before the run). */
+static inline const char *movement_described(loom_glue_call_t *c)
+{
+    c->dense = loom_dense_in_place(&c->send) && loom_dense_in_place(&c->recv);
+    if (c->dense) {
+        c->core.sbuf = loom_dense_start(&c->send);
+        c->core.rbuf = loom_dense_start(&c->recv);
+    }
+    return NULL;
+}
+
 /* vector: allreduce, reduce, scan, exscan (count elements in and out), bcast (count instances
  * from the root). */
 static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
@@ -45,7 +72,7 @@ static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *r
         const int root = rank == m->root;
         c->core.count = (size_t)m->count * loom_type_size(m->dtype);
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
-        return NULL;
+        return movement_described(c);
     }
     /* A rank without a result (a reduce's non-root; exscan's rank 0, whose buffer MPI leaves
      * undefined and loom, as Open MPI, as it was) only sends its input, which in place is in rbuf. */
@@ -55,7 +82,7 @@ static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *r
     c->core.count = total;
     c->result_count = total;
     reduction_buffers(c, has_result || !in_place ? m->sbuf : m->rbuf, has_result && in_place, has_result, total);
-    return NULL;
+    return reduction_described(c);
 }
 
 /* split: reduce_scatter(_block), counts[i] elements for rank i. */
@@ -76,7 +103,7 @@ static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *ro
     }
     c->result_count = c->counts[rank];
     reduction_buffers(c, m->sbuf, MPI_IN_PLACE == m->sbuf, 1, total);
-    return NULL;
+    return reduction_described(c);
 }
 
 /* per_peer: alltoall, one block of count instances for each rank. */
@@ -91,7 +118,7 @@ static const char *describe_per_peer(loom_glue_call_t *c, const loom_coll_row_t 
     if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)size * (size_t)m->scount, LOOM_READ_ALL, 0);
     set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count, in_place ? LOOM_READ_ALL : LOOM_READ_NONE,
                1);
-    return NULL;
+    return movement_described(c);
 }
 
 /* The counts of a rank that knows only the size of its own block (a gather's or a scatter's
@@ -115,7 +142,7 @@ static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t 
         if (m->scount < 0) return "negative count";
         own_block_counts(c, row, size, rank, (size_t)m->scount * loom_type_size(m->sdtype));
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
-        return NULL;
+        return movement_described(c);
     }
     if (NULL == m->counts && m->count < 0) return "negative count";
     const size_t type_size = loom_type_size(m->dtype);
@@ -129,7 +156,7 @@ static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t 
     c->recv.blocks = size;
     c->recv.counts = m->counts;
     c->recv.displs = m->displs;
-    return NULL;
+    return movement_described(c);
 }
 
 /* scattered: scatter(v); the root's send side holds every rank's block. */
@@ -160,7 +187,7 @@ static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t
     /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
     if (!(root && MPI_IN_PLACE == m->rbuf))
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
-    return NULL;
+    return movement_described(c);
 }
 
 /* per_peer_v: alltoallv(w), counts[i] bytes to rank i, counts[P + i] from it. */
@@ -192,7 +219,7 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_
     c->recv.counts = m->counts;
     c->recv.displs = m->displs;
     c->recv.dtypes = m->rdtypes;
-    return NULL;
+    return movement_described(c);
 }
 
 /* The neighbourhood layouts: the neighbours are the communicator's (c->neighbours, set by the
@@ -206,7 +233,7 @@ static int any_proc_null(const loom_neighbourhood_t *n)
     return 0;
 }
 
-/* The receive side of both: counts[first + j] bytes from source j. */
+/* The receive side of both, counts[first + j] bytes from source j, and their description's end. */
 static const char *neighbour_receives(loom_glue_call_t *c, int first)
 {
     const loom_mpi_call_t *m = c->mpi;
@@ -222,7 +249,7 @@ static const char *neighbour_receives(loom_glue_call_t *c, int first)
     c->recv.displs = m->displs;
     c->recv.dtypes = m->rdtypes;
     c->recv.adispls = m->adispls;
-    return NULL;
+    return movement_described(c);
 }
 
 /* neighbour_gathered: neighbor_allgather(v), one block to every destination. */
@@ -280,8 +307,8 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_r
 static const char *describe_none(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
                                  int *rc)
 {
-    (void)c, (void)row, (void)comm, (void)rc;
-    return NULL;
+    (void)row, (void)comm, (void)rc;
+    return movement_described(c);
 }
 
 /* ---- the trace's bytes (message_bytes' definition, from MPI's arguments) ---- */
