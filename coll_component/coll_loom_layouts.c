@@ -130,6 +130,19 @@ static void own_block_counts(loom_glue_call_t *c, const loom_coll_row_t *row, in
     for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
 }
 
+/* c->counts in bytes: counts[i] instances of dtype for rank i, or count for each where counts is
+ * NULL. 0 if one is negative. */
+static int counts_in_bytes(loom_glue_call_t *c, int size, const int *counts, int count, struct ompi_datatype_t *dtype)
+{
+    const size_t type_size = loom_type_size(dtype);
+    for (int i = 0; i < size; ++i) {
+        const int n = NULL != counts ? counts[i] : count;
+        if (n < 0) return 0;
+        c->counts[i] = (size_t)n * type_size;
+    }
+    return 1;
+}
+
 /* gathered: allgather(v), gather(v); every rank's block, counts[i] bytes for rank i. */
 static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
                                      int *rc)
@@ -144,13 +157,7 @@ static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t 
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
         return movement_described(c);
     }
-    if (NULL == m->counts && m->count < 0) return "negative count";
-    const size_t type_size = loom_type_size(m->dtype);
-    for (int i = 0; i < size; ++i) {
-        const int n = NULL != m->counts ? m->counts[i] : m->count;
-        if (n < 0) return "negative count";
-        c->counts[i] = (size_t)n * type_size;
-    }
+    if (!counts_in_bytes(c, size, m->counts, m->count, m->dtype)) return "negative count";
     if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
     set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, in_place ? rank : LOOM_READ_NONE, 1);
     c->recv.blocks = size;
@@ -169,13 +176,7 @@ static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
     if (root) {
-        if (NULL == m->scounts && m->scount < 0) return "negative count";
-        const size_t type_size = loom_type_size(m->sdtype);
-        for (int i = 0; i < size; ++i) {
-            const int n = NULL != m->scounts ? m->scounts[i] : m->scount;
-            if (n < 0) return "negative count";
-            c->counts[i] = (size_t)n * type_size;
-        }
+        if (!counts_in_bytes(c, size, m->scounts, m->scount, m->sdtype)) return "negative count";
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
         c->send.blocks = size;
         c->send.counts = m->scounts;
