@@ -86,14 +86,14 @@ int loom_dense_in_place(const loom_buffer_t *b)
 
 /* By the collective's layout: its descriptor (coll_loom_layouts.c) describes the call whole,
  * op plan or dense views included. */
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, const loom_coll_row_t *row,
+                          struct ompi_communicator_t *comm, int *rc)
 {
     *rc = OMPI_SUCCESS;
     loom_call_start(c, mpi);
-    c->core = (loom_call_t){.coll = mpi->coll, .neighbours = c->neighbours};
+    c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
-    const loom_coll_row_t *row = loom_coll_row(mpi->coll);
     return loom_layouts[row->layout].describe(c, row, comm, rc);
 }
 

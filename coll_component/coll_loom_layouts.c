@@ -224,9 +224,9 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_
 }
 
 /* The neighbourhood layouts: the neighbours are the communicator's (c->neighbours, set by the
- * pipeline). MPI has no in-place form of these collectives. A receive block of MPI_PROC_NULL is
- * never written: where the receive side needs a dense copy, the copy is made of every block
- * (read), so that such a block goes back as it was. */
+ * pipeline for these collectives only), and the core call's. MPI has no in-place form of these
+ * collectives. A receive block of MPI_PROC_NULL is never written: where the receive side needs a
+ * dense copy, the copy is made of every block (read), so that such a block goes back as it was. */
 static int any_proc_null(const loom_neighbourhood_t *n)
 {
     for (int j = 0; j < n->indegree; ++j)
@@ -259,6 +259,7 @@ static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_c
 {
     (void)row, (void)comm;
     const loom_mpi_call_t *m = c->mpi;
+    c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 1 + c->neighbours->indegree))) return "out of memory";
     if (m->scount < 0) return "negative count";
@@ -287,6 +288,7 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_r
     (void)row, (void)comm;
     const loom_mpi_call_t *m = c->mpi;
     const int out = c->neighbours->outdegree;
+    c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, out + c->neighbours->indegree))) return "out of memory";
     for (int i = 0; i < out; ++i) {
