@@ -94,7 +94,7 @@ const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, const
     c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
-    return loom_layouts[row->layout].describe(c, row, comm, rc);
+    return loom_layouts[row->layout].describe(c, mpi, row, comm, rc);
 }
 
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,

@@ -60,11 +60,10 @@ static inline const char *movement_described(loom_glue_call_t *c)
 
 /* vector: allreduce, reduce, scan, exscan (count elements in and out), bcast (count instances
  * from the root). */
-static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                   int *rc)
+static const char *describe_vector(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                   struct ompi_communicator_t *comm, int *rc)
 {
     (void)rc;
-    const loom_mpi_call_t *m = c->mpi;
     const int rank = ompi_comm_rank(comm);
     if (m->count < 0) return "negative count";
     c->core.root = m->root;
@@ -86,11 +85,10 @@ static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *r
 }
 
 /* split: reduce_scatter(_block), counts[i] elements for rank i. */
-static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                  int *rc)
+static const char *describe_split(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                  struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     if (NULL == m->counts && m->count < 0) return "negative count";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
@@ -107,11 +105,10 @@ static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *ro
 }
 
 /* per_peer: alltoall, one block of count instances for each rank. */
-static const char *describe_per_peer(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                     int *rc)
+static const char *describe_per_peer(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                     struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)rc;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (m->count < 0) return "negative count";
     c->core.count = (size_t)m->count * loom_type_size(m->dtype);
@@ -144,10 +141,9 @@ static int counts_in_bytes(loom_glue_call_t *c, int size, const int *counts, int
 }
 
 /* gathered: allgather(v), gather(v); every rank's block, counts[i] bytes for rank i. */
-static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                     int *rc)
+static const char *describe_gathered(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                     struct ompi_communicator_t *comm, int *rc)
 {
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
@@ -167,11 +163,10 @@ static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t 
 }
 
 /* scattered: scatter(v); the root's send side holds every rank's block. */
-static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                      int *rc)
+static const char *describe_scattered(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                      struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), root = rank == m->root;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
@@ -192,11 +187,10 @@ static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t
 }
 
 /* per_peer_v: alltoallv(w), counts[i] bytes to rank i, counts[P + i] from it. */
-static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                       int *rc)
+static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                       struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 2 * size))) return "out of memory";
     for (int i = 0; i < size; ++i) {
@@ -254,11 +248,10 @@ static const char *neighbour_receives(loom_glue_call_t *c, int first)
 }
 
 /* neighbour_gathered: neighbor_allgather(v), one block to every destination. */
-static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_coll_row_t *row,
-                                               struct ompi_communicator_t *comm, int *rc)
+static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_mpi_call_t *m,
+                                               const loom_coll_row_t *row, struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)comm;
-    const loom_mpi_call_t *m = c->mpi;
     c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 1 + c->neighbours->indegree))) return "out of memory";
@@ -282,11 +275,10 @@ static int libnbc_swaps(const loom_mpi_call_t *m, const loom_neighbourhood_t *n)
 }
 
 /* per_neighbour: neighbor_alltoall(v, w), a block per destination. */
-static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_row_t *row,
+static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
                                           struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)comm;
-    const loom_mpi_call_t *m = c->mpi;
     const int out = c->neighbours->outdegree;
     c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
@@ -307,10 +299,10 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_r
 }
 
 /* none: barrier, no data. */
-static const char *describe_none(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                 int *rc)
+static const char *describe_none(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                 struct ompi_communicator_t *comm, int *rc)
 {
-    (void)row, (void)comm, (void)rc;
+    (void)m, (void)row, (void)comm, (void)rc;
     return movement_described(c);
 }
 
