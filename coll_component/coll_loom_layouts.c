@@ -90,7 +90,6 @@ static const char *describe_split(loom_glue_call_t *c, const loom_mpi_call_t *m,
 {
     (void)row;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    if (NULL == m->counts && m->count < 0) return "negative count";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     size_t total = 0;
     for (int i = 0; i < size; ++i) {
