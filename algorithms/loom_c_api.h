@@ -199,16 +199,21 @@ static inline int loom_coll_counts_differ_by_rank(loom_coll_t coll)
     const unsigned counts = loom_coll_row(coll)->counts;
     return LOOM_COUNTS_root_only == counts || LOOM_COUNTS_per_peer == counts || LOOM_COUNTS_per_neighbour == counts;
 }
-/* 1 if rank's receive buffer gets a result of coll (collectives.def's `result`). */
-static inline int loom_coll_has_result(loom_coll_t coll, int rank, int root)
+/* 1 if rank's receive buffer gets a result of coll (collectives.def's `result`), whose row is row
+ * (for a caller that holds it: looking it up again costs a call's path about 7 instructions). */
+static inline int loom_row_has_result(const loom_coll_row_t *row, int rank, int root)
 {
-    switch ((loom_result_t)loom_coll_row(coll)->result) {
+    switch ((loom_result_t)row->result) {
     case LOOM_RESULT_all: return 1;
     case LOOM_RESULT_root: return rank == root;
     case LOOM_RESULT_not_first: return rank != 0;
     case LOOM_RESULT_none: return 0;
     }
     return 0;
+}
+static inline int loom_coll_has_result(loom_coll_t coll, int rank, int root)
+{
+    return loom_row_has_result(loom_coll_row(coll), rank, root);
 }
 
 /* One collective call, as the core sees it (see algorithms/collectives.hpp), by its layout

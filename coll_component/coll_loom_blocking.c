@@ -34,12 +34,18 @@ static int run(const char *algorithm, loom_call_t *call, struct ompi_communicato
 }
 
 /* Hands the call on: as it is, or for device buffers on host copies (this Open MPI cannot read
- * device memory). */
+ * device memory). The collective is marked as being handed on meanwhile
+ * (mca_coll_loom_module_t.handing_on): if the call comes back from below, loom serves it. */
 static int hand_on(loom_glue_call_t *c, int device, struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
 {
     const int copies = device ? LOOM_COPIES_MAKE : LOOM_COPIES_NONE;
     int rc = loom_run_in(c, 0, copies);
-    if (OMPI_SUCCESS == rc) rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+    if (OMPI_SUCCESS == rc) {
+        const unsigned bit = 1u << c->mpi->coll;
+        module->handing_on |= bit;
+        rc = mca_coll_loom_hand_on(c->mpi, comm, module);
+        module->handing_on &= ~bit;
+    }
     rc = loom_run_out(c, 0, copies, rc);
     loom_call_fini(c);
     return rc;

@@ -59,7 +59,7 @@ static ptrdiff_t block_offset(const loom_buffer_t *b, int i)
 static size_t block_bytes(const loom_buffer_t *b, int i) { return block_count(b, i) * loom_type_size(block_type(b, i)); }
 
 /* 1 if the buffer's blocks lie end to end as one contiguous run of its data. */
-static int dense_in_place(const loom_buffer_t *b)
+int loom_dense_in_place(const loom_buffer_t *b)
 {
     if (NULL == b->user) return 1;
     if (NULL != b->dtypes) { /* each block one dense run of its datatype, end to end from user */
@@ -82,55 +82,19 @@ static int dense_in_place(const loom_buffer_t *b)
     return loom_dense_run(b->dtype, total_instances(b));
 }
 
-/* Where a dense buffer's data starts. */
-static char *dense_start(const loom_buffer_t *b)
-{
-    if (NULL == b->user) return NULL;
-    if (NULL != b->dtypes) return (char *)b->user; /* dense_in_place: the blocks start at user */
-    ptrdiff_t true_lb, true_extent;
-    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
-    return (char *)b->user + true_lb;
-}
-
 /* ---- describing a call ---- */
 
-int loom_call_counts(loom_glue_call_t *c, int n)
-{
-    if ((size_t)n > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
-        c->counts = malloc((size_t)n * sizeof(size_t));
-        if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    c->core.counts = c->counts;
-    return OMPI_SUCCESS;
-}
-
-/* By the collective's layout (its descriptor, coll_loom_layouts.c), then a reduction's op plan,
- * or whether a data movement's buffers are dense where they are. */
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc)
+/* By the collective's layout: its descriptor (coll_loom_layouts.c) describes the call whole,
+ * op plan or dense views included. */
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, const loom_coll_row_t *row,
+                          struct ompi_communicator_t *comm, int *rc)
 {
     *rc = OMPI_SUCCESS;
     loom_call_start(c, mpi);
-    c->core = (loom_call_t){.coll = mpi->coll, .neighbours = c->neighbours};
+    c->core = (loom_call_t){.coll = mpi->coll};
     c->result_count = 0;
     c->send.user = c->recv.user = NULL; /* until the layout's description sets them */
-    const loom_coll_row_t *row = loom_coll_row(mpi->coll);
-    const char *why = loom_layouts[row->layout].describe(c, row, comm, rc);
-    if (row->reduces) {
-        if (NULL != why) return why;
-        if (!loom_plan_reduction(mpi->dtype, mpi->op, &c->plan, &why)) return why;
-        c->core.op = c->plan.reduction;
-        c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
-        c->dense = !c->plan.holes;
-        c->core.sbuf = c->send.user;
-        c->core.rbuf = c->recv.user;
-        return NULL;
-    }
-    c->dense = dense_in_place(&c->send) && dense_in_place(&c->recv);
-    if (c->dense) {
-        c->core.sbuf = dense_start(&c->send);
-        c->core.rbuf = dense_start(&c->recv);
-    }
-    return why;
+    return loom_layouts[row->layout].describe(c, mpi, row, comm, rc);
 }
 
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,
@@ -175,8 +139,8 @@ void loom_call_free(loom_glue_call_t *c)
 static int movement_view_in(loom_view_t *v, const loom_buffer_t *b)
 {
     if (NULL == b->user) return OMPI_SUCCESS;
-    if (dense_in_place(b)) {
-        v->data = dense_start(b);
+    if (loom_dense_in_place(b)) {
+        v->data = loom_dense_start(b);
         return OMPI_SUCCESS;
     }
     size_t bytes = 0;

@@ -9,6 +9,8 @@
 #include "coll_loom.h"
 #include "loom_device.h"
 
+#include <stdlib.h>
+
 BEGIN_C_DECLS
 
 /* A dense view of a buffer, what an algorithm sees: the user's memory itself, or a scratch
@@ -32,8 +34,9 @@ typedef struct loom_glue_call {
     const loom_mpi_call_t *mpi; /* as received, or on_host once host copies are made */
     loom_mpi_call_t on_host;    /* the call on the host copies of its device buffers */
     loom_call_t core;           /* what the core sees */
-    const loom_neighbourhood_t *neighbours; /* the neighbourhood collectives': the communicator's
-                                               (the pipeline sets it before loom_describe) */
+    const loom_neighbourhood_t *neighbours; /* the neighbourhood collectives' only: the
+                                               communicator's (the pipeline sets it before
+                                               loom_describe, their descriptors read it) */
     int dense;                  /* 1: every buffer is used where it is, no dense copy (core's buffers
                              are set by loom_describe) */
     loom_buffer_t send, recv;
@@ -58,10 +61,33 @@ static inline void loom_call_start(loom_glue_call_t *c, const loom_mpi_call_t *m
     c->copies[0].user = c->copies[1].user = NULL;
     c->copies[0].host = c->copies[1].host = NULL;
 }
-/* Describes mpi on comm into c: core call, buffers, reduction plan. Returns NULL, or why loom
- * cannot serve it (the same on every rank); *rc an error code if memory ran out. Release with
- * loom_call_fini. */
-const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm, int *rc);
+/* c->counts with room for n counts: the inline ones, or allocated. */
+static inline int loom_call_counts(loom_glue_call_t *c, int n)
+{
+    if ((size_t)n > sizeof(c->inline_counts) / sizeof(c->inline_counts[0])) {
+        c->counts = malloc((size_t)n * sizeof(size_t));
+        if (NULL == c->counts) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    c->core.counts = c->counts;
+    return OMPI_SUCCESS;
+}
+/* 1 if the buffer's blocks lie end to end as one contiguous run of its data: a data movement's
+ * description asks (coll_loom_layouts.c), and its dense views. */
+int loom_dense_in_place(const loom_buffer_t *b);
+/* Where a dense buffer's data starts. */
+static inline char *loom_dense_start(const loom_buffer_t *b)
+{
+    if (NULL == b->user) return NULL;
+    if (NULL != b->dtypes) return (char *)b->user; /* loom_dense_in_place: the blocks start at user */
+    ptrdiff_t true_lb, true_extent;
+    loom_type_true_extent(b->dtype, &true_lb, &true_extent);
+    return (char *)b->user + true_lb;
+}
+/* Describes mpi, whose collective's row is row (loom_coll_row: the caller's, read once), on comm
+ * into c: core call, buffers, reduction plan. Returns NULL, or why loom cannot serve it (the same
+ * on every rank); *rc an error code if memory ran out. Release with loom_call_fini. */
+const char *loom_describe(loom_glue_call_t *c, const loom_mpi_call_t *mpi, const loom_coll_row_t *row,
+                          struct ompi_communicator_t *comm, int *rc);
 /* loom_describe and the decision for mpi, a repeat of the served call s (its key matched,
  * loom_repeat_of_args): c is s with mpi's buffers. Returns an error code (memory). */
 int loom_describe_repeat(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct ompi_communicator_t *comm,

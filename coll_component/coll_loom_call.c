@@ -158,16 +158,18 @@ int loom_decide_call(loom_glue_call_t *c, const loom_mpi_call_t *mpi, struct omp
         loom_call_start(c, mpi); /* nothing described, nothing to free */
         return decline(mpi, comm, module, d, repeat->why, 0);
     }
-    /* The neighbourhood collectives' neighbours: the communicator's process topology, read once. */
-    const char *why = NULL;
-    c->neighbours = NULL;
-    if (LOOM_COUNTS_per_neighbour == loom_coll_row(mpi->coll)->counts &&
-        NULL == (c->neighbours = mca_coll_loom_neighbourhood(comm, module, &why))) {
-        loom_call_start(c, mpi);
-        return decline(mpi, comm, module, d, why, 0);
+    /* The neighbourhood collectives' neighbours: the communicator's process topology, read once.
+     * The collective's row is read once, here, for loom_describe too. */
+    const loom_coll_row_t *row = loom_coll_row(mpi->coll);
+    if (LOOM_COUNTS_per_neighbour == row->counts) {
+        const char *none = NULL;
+        if (NULL == (c->neighbours = mca_coll_loom_neighbourhood(comm, module, &none))) {
+            loom_call_start(c, mpi);
+            return decline(mpi, comm, module, d, none, 0);
+        }
     }
     int rc;
-    why = loom_describe(c, mpi, comm, &rc);
+    const char *why = loom_describe(c, mpi, row, comm, &rc);
     if (OMPI_SUCCESS != rc) return rc;
     c->core.form = LOOM_BLOCKING == mpi->kind      ? LOOM_FORM_BLOCKING
                    : LOOM_NONBLOCKING == mpi->kind ? LOOM_FORM_NONBLOCKING

@@ -4,15 +4,16 @@
  * Every form hands on through it - a blocking call (coll_loom_blocking.c), a non-blocking or
  * persistent one (coll_loom_request_start.c), a device call's on host copies under loom's request
  * (coll_loom_request_progress.c) - all but the entry points' hand-on of a repeat, inline before
- * the call's record is made (HAND_ON_REPEAT_AS, coll_loom_entry.c). It calls nothing of loom's.
+ * the call's record is made (HAND_ON_REPEAT, coll_loom_entry.c). It calls nothing of loom's: a
+ * tail call to the previous component. A blocking call's collective is marked as being handed on
+ * (mca_coll_loom_module_t.handing_on) by the blocking form around this call, in the frame that
+ * form has anyway: marked here, a blocking call needed a frame here too (callgrind,
+ * tools/dev/call-instructions: a handed-on bcast's whole path 4 instructions more).
  */
 #include "coll_loom.h"
 #include "coll_loom_signatures.h"
 
-/* The previous component's function for c. Inlined into both branches below, so that the
- * blocking one's tests of the form fold away (tools/dev/call-instructions, a handed-on bcast with
- * coll_loom_fast_repeats 0: 695 instructions of glue a call without it, 687 with it). */
-static inline __attribute__((always_inline)) int call_previous(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
+int mca_coll_loom_hand_on(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
 {
     ompi_request_t **r = c->request;
     struct ompi_info_t *info = c->info;
@@ -43,16 +44,4 @@ static inline __attribute__((always_inline)) int call_previous(const loom_mpi_ca
         }
     }
     return OMPI_ERR_NOT_SUPPORTED;
-}
-
-/* A blocking call is marked as being handed on meanwhile (mca_coll_loom_module_t.handing_on): if
- * it comes back from below, loom serves it. */
-int mca_coll_loom_hand_on(const loom_mpi_call_t *c, struct ompi_communicator_t *comm, mca_coll_loom_module_t *m)
-{
-    if (LOOM_BLOCKING != c->kind) return call_previous(c, comm, m);
-    const unsigned bit = 1u << c->coll;
-    m->handing_on |= bit;
-    const int rc = call_previous(c, comm, m);
-    m->handing_on &= ~bit;
-    return rc;
 }

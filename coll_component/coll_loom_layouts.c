@@ -31,13 +31,39 @@ static void reduction_buffers(loom_glue_call_t *c, const void *input, int in_pla
                in_place ? LOOM_READ_ALL : LOOM_READ_NONE, has_result);
 }
 
+/* The end of every description, inline in each descriptor (coll_loom_layouts.h says why). A
+ * reduction's: its op plan; its buffers are used where they are unless its datatype has holes.
+ * NULL, or why loom cannot serve the call. */
+static inline const char *reduction_described(loom_glue_call_t *c)
+{
+    const char *why = NULL;
+    if (!loom_plan_reduction(c->mpi->dtype, c->mpi->op, &c->plan, &why)) return why;
+    c->core.op = c->plan.reduction;
+    c->core.keep_from_open_mpi = c->plan.ompi_kernel_wrong;
+    c->dense = !c->plan.holes;
+    c->core.sbuf = c->send.user;
+    c->core.rbuf = c->recv.user;
+    return NULL;
+}
+
+/* A data movement's: whether its buffers are dense where they are (else dense views are made
+ * before the run). */
+static inline const char *movement_described(loom_glue_call_t *c)
+{
+    c->dense = loom_dense_in_place(&c->send) && loom_dense_in_place(&c->recv);
+    if (c->dense) {
+        c->core.sbuf = loom_dense_start(&c->send);
+        c->core.rbuf = loom_dense_start(&c->recv);
+    }
+    return NULL;
+}
+
 /* vector: allreduce, reduce, scan, exscan (count elements in and out), bcast (count instances
  * from the root). */
-static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                   int *rc)
+static const char *describe_vector(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                   struct ompi_communicator_t *comm, int *rc)
 {
     (void)rc;
-    const loom_mpi_call_t *m = c->mpi;
     const int rank = ompi_comm_rank(comm);
     if (m->count < 0) return "negative count";
     c->core.root = m->root;
@@ -45,27 +71,25 @@ static const char *describe_vector(loom_glue_call_t *c, const loom_coll_row_t *r
         const int root = rank == m->root;
         c->core.count = (size_t)m->count * loom_type_size(m->dtype);
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, root ? LOOM_READ_ALL : LOOM_READ_NONE, !root);
-        return NULL;
+        return movement_described(c);
     }
     /* A rank without a result (a reduce's non-root; exscan's rank 0, whose buffer MPI leaves
      * undefined and loom, as Open MPI, as it was) only sends its input, which in place is in rbuf. */
-    const int has_result = loom_coll_has_result(m->coll, rank, m->root);
+    const int has_result = loom_row_has_result(row, rank, m->root);
     const int in_place = MPI_IN_PLACE == m->sbuf || m->sbuf == m->rbuf;
     const size_t total = (size_t)m->count;
     c->core.count = total;
     c->result_count = total;
     reduction_buffers(c, has_result || !in_place ? m->sbuf : m->rbuf, has_result && in_place, has_result, total);
-    return NULL;
+    return reduction_described(c);
 }
 
 /* split: reduce_scatter(_block), counts[i] elements for rank i. */
-static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                  int *rc)
+static const char *describe_split(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                  struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    if (NULL == m->counts && m->count < 0) return "negative count";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     size_t total = 0;
     for (int i = 0; i < size; ++i) {
@@ -76,100 +100,96 @@ static const char *describe_split(loom_glue_call_t *c, const loom_coll_row_t *ro
     }
     c->result_count = c->counts[rank];
     reduction_buffers(c, m->sbuf, MPI_IN_PLACE == m->sbuf, 1, total);
-    return NULL;
+    return reduction_described(c);
 }
 
 /* per_peer: alltoall, one block of count instances for each rank. */
-static const char *describe_per_peer(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                     int *rc)
+static const char *describe_per_peer(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                     struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)rc;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (m->count < 0) return "negative count";
     c->core.count = (size_t)m->count * loom_type_size(m->dtype);
     if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)size * (size_t)m->scount, LOOM_READ_ALL, 0);
     set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)size * (size_t)m->count, in_place ? LOOM_READ_ALL : LOOM_READ_NONE,
                1);
-    return NULL;
+    return movement_described(c);
 }
 
 /* The counts of a rank that knows only the size of its own block (a gather's or a scatter's
  * non-root): every block is that size, as MPI requires - or, where only the root knows the
  * counts (gatherv, scatterv), the others are 0 here. */
-static void own_block_counts(loom_glue_call_t *c, int size, int rank, size_t block)
+static void own_block_counts(loom_glue_call_t *c, const loom_coll_row_t *row, int size, int rank, size_t block)
 {
-    const int own_only = loom_coll_counts_at_root_only(c->mpi->coll);
+    const int own_only = LOOM_COUNTS_root_only == row->counts;
     for (int i = 0; i < size; ++i) c->counts[i] = !own_only || i == rank ? block : 0;
 }
 
-/* gathered: allgather(v), gather(v); every rank's block, counts[i] bytes for rank i. */
-static const char *describe_gathered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                     int *rc)
+/* c->counts in bytes: counts[i] instances of dtype for rank i, or count for each where counts is
+ * NULL. 0 if one is negative. */
+static int counts_in_bytes(loom_glue_call_t *c, int size, const int *counts, int count, struct ompi_datatype_t *dtype)
 {
-    (void)row;
-    const loom_mpi_call_t *m = c->mpi;
+    const size_t type_size = loom_type_size(dtype);
+    for (int i = 0; i < size; ++i) {
+        const int n = NULL != counts ? counts[i] : count;
+        if (n < 0) return 0;
+        c->counts[i] = (size_t)n * type_size;
+    }
+    return 1;
+}
+
+/* gathered: allgather(v), gather(v); every rank's block, counts[i] bytes for rank i. */
+static const char *describe_gathered(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                     struct ompi_communicator_t *comm, int *rc)
+{
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
-    if (!loom_coll_has_result(m->coll, rank, m->root)) { /* gather's others: MPI leaves rbuf undefined */
+    if (!loom_row_has_result(row, rank, m->root)) { /* gather's others: MPI leaves rbuf undefined */
         if (m->scount < 0) return "negative count";
-        own_block_counts(c, size, rank, (size_t)m->scount * loom_type_size(m->sdtype));
+        own_block_counts(c, row, size, rank, (size_t)m->scount * loom_type_size(m->sdtype));
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
-        return NULL;
+        return movement_described(c);
     }
-    if (NULL == m->counts && m->count < 0) return "negative count";
-    const size_t type_size = loom_type_size(m->dtype);
-    for (int i = 0; i < size; ++i) {
-        const int n = NULL != m->counts ? m->counts[i] : m->count;
-        if (n < 0) return "negative count";
-        c->counts[i] = (size_t)n * type_size;
-    }
+    if (!counts_in_bytes(c, size, m->counts, m->count, m->dtype)) return "negative count";
     if (!in_place) set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
     set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, in_place ? rank : LOOM_READ_NONE, 1);
     c->recv.blocks = size;
     c->recv.counts = m->counts;
     c->recv.displs = m->displs;
-    return NULL;
+    return movement_described(c);
 }
 
 /* scattered: scatter(v); the root's send side holds every rank's block. */
-static const char *describe_scattered(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                      int *rc)
+static const char *describe_scattered(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                      struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), root = rank == m->root;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     c->core.root = m->root;
     if (root) {
-        if (NULL == m->scounts && m->scount < 0) return "negative count";
-        const size_t type_size = loom_type_size(m->sdtype);
-        for (int i = 0; i < size; ++i) {
-            const int n = NULL != m->scounts ? m->scounts[i] : m->scount;
-            if (n < 0) return "negative count";
-            c->counts[i] = (size_t)n * type_size;
-        }
+        if (!counts_in_bytes(c, size, m->scounts, m->scount, m->sdtype)) return "negative count";
         set_buffer(&c->send, m->sbuf, m->sdtype, (size_t)m->scount, LOOM_READ_ALL, 0);
         c->send.blocks = size;
         c->send.counts = m->scounts;
         c->send.displs = m->sdispls;
     } else {
         if (m->count < 0) return "negative count";
-        own_block_counts(c, size, rank, (size_t)m->count * loom_type_size(m->dtype));
+        own_block_counts(c, row, size, rank, (size_t)m->count * loom_type_size(m->dtype));
     }
     /* In place (the root's rbuf is MPI_IN_PLACE) its block stays in the send buffer. */
     if (!(root && MPI_IN_PLACE == m->rbuf))
         set_buffer(&c->recv, m->rbuf, m->dtype, (size_t)m->count, LOOM_READ_NONE, 1);
-    return NULL;
+    return movement_described(c);
 }
 
 /* per_peer_v: alltoallv(w), counts[i] bytes to rank i, counts[P + i] from it. */
-static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                       int *rc)
+static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                       struct ompi_communicator_t *comm, int *rc)
 {
     (void)row;
-    const loom_mpi_call_t *m = c->mpi;
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 2 * size))) return "out of memory";
     for (int i = 0; i < size; ++i) {
@@ -193,13 +213,13 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_coll_row_
     c->recv.counts = m->counts;
     c->recv.displs = m->displs;
     c->recv.dtypes = m->rdtypes;
-    return NULL;
+    return movement_described(c);
 }
 
 /* The neighbourhood layouts: the neighbours are the communicator's (c->neighbours, set by the
- * pipeline). MPI has no in-place form of these collectives. A receive block of MPI_PROC_NULL is
- * never written: where the receive side needs a dense copy, the copy is made of every block
- * (read), so that such a block goes back as it was. */
+ * pipeline for these collectives only), and the core call's. MPI has no in-place form of these
+ * collectives. A receive block of MPI_PROC_NULL is never written: where the receive side needs a
+ * dense copy, the copy is made of every block (read), so that such a block goes back as it was. */
 static int any_proc_null(const loom_neighbourhood_t *n)
 {
     for (int j = 0; j < n->indegree; ++j)
@@ -207,7 +227,7 @@ static int any_proc_null(const loom_neighbourhood_t *n)
     return 0;
 }
 
-/* The receive side of both: counts[first + j] bytes from source j. */
+/* The receive side of both, counts[first + j] bytes from source j, and their description's end. */
 static const char *neighbour_receives(loom_glue_call_t *c, int first)
 {
     const loom_mpi_call_t *m = c->mpi;
@@ -223,15 +243,15 @@ static const char *neighbour_receives(loom_glue_call_t *c, int first)
     c->recv.displs = m->displs;
     c->recv.dtypes = m->rdtypes;
     c->recv.adispls = m->adispls;
-    return NULL;
+    return movement_described(c);
 }
 
 /* neighbour_gathered: neighbor_allgather(v), one block to every destination. */
-static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_coll_row_t *row,
-                                               struct ompi_communicator_t *comm, int *rc)
+static const char *describe_neighbour_gathered(loom_glue_call_t *c, const loom_mpi_call_t *m,
+                                               const loom_coll_row_t *row, struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)comm;
-    const loom_mpi_call_t *m = c->mpi;
+    c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 1 + c->neighbours->indegree))) return "out of memory";
     if (m->scount < 0) return "negative count";
@@ -254,12 +274,12 @@ static int libnbc_swaps(const loom_mpi_call_t *m, const loom_neighbourhood_t *n)
 }
 
 /* per_neighbour: neighbor_alltoall(v, w), a block per destination. */
-static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_row_t *row,
+static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
                                           struct ompi_communicator_t *comm, int *rc)
 {
     (void)row, (void)comm;
-    const loom_mpi_call_t *m = c->mpi;
     const int out = c->neighbours->outdegree;
+    c->core.neighbours = c->neighbours;
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, out + c->neighbours->indegree))) return "out of memory";
     for (int i = 0; i < out; ++i) {
@@ -278,11 +298,11 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_coll_r
 }
 
 /* none: barrier, no data. */
-static const char *describe_none(loom_glue_call_t *c, const loom_coll_row_t *row, struct ompi_communicator_t *comm,
-                                 int *rc)
+static const char *describe_none(loom_glue_call_t *c, const loom_mpi_call_t *m, const loom_coll_row_t *row,
+                                 struct ompi_communicator_t *comm, int *rc)
 {
-    (void)c, (void)row, (void)comm, (void)rc;
-    return NULL;
+    (void)m, (void)row, (void)comm, (void)rc;
+    return movement_described(c);
 }
 
 /* ---- the trace's bytes (message_bytes' definition, from MPI's arguments) ---- */

@@ -34,8 +34,10 @@ void loom_request_release(loom_request_t *r)
         free(r->type_arrays);
         r->type_arrays = NULL;
     }
-    free(r->aint_arrays);
-    r->aint_arrays = NULL;
+    if (NULL != r->aint_arrays) {
+        free(r->aint_arrays);
+        r->aint_arrays = NULL;
+    }
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_resumable_free(r->kept);
     r->kept = NULL;
