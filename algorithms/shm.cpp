@@ -620,15 +620,11 @@ SegmentTurn::SegmentTurn(Transport& net) : state_(state_for_turn(net))
 
 SegmentTurn::~SegmentTurn() { state_.turns.end(); }
 
-namespace {
-// The turn's segment, if `per_slot` bytes (an element, or what a rank must put in one slot)
-// fit a slot; else ShmUnavailable (the turn ends as it unwinds).
-ShmComm& fitting(const SegmentTurn& turn, std::size_t per_slot = 0)
+ShmComm& SegmentTurn::comm_fitting(std::size_t per_slot) const
 {
-    if (per_slot > turn.comm().slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
-    return turn.comm();
+    if (per_slot > shm_->slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
+    return *shm_;
 }
-} // namespace
 
 void shm_barrier(Transport& net, MemoryOps&, const BarrierArgs&)
 {
@@ -651,25 +647,25 @@ void shm_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 void shm_alltoall(Transport& net, MemoryOps& mem, const AlltoallArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_alltoall(fitting(turn, std::size_t(net.size())), mem, args); // a byte of every block per slot
+    shm_alltoall(turn.comm_fitting(std::size_t(net.size())), mem, args); // a byte of every block per slot
 }
 
 void shm_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_allreduce(fitting(turn, args.op.elem_size), mem, args);
+    shm_allreduce(turn.comm_fitting(args.op.elem_size), mem, args);
 }
 
 void shm_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_reduce(fitting(turn, args.op.elem_size), mem, args);
+    shm_reduce(turn.comm_fitting(args.op.elem_size), mem, args);
 }
 
 void shm_reduce_scatter_block(Transport& net, MemoryOps& mem, const ReduceScatterArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_reduce_scatter_block(fitting(turn, std::size_t(net.size()) * args.op.elem_size), mem, args);
+    shm_reduce_scatter_block(turn.comm_fitting(std::size_t(net.size()) * args.op.elem_size), mem, args);
 }
 
 } // namespace loom

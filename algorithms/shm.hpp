@@ -252,6 +252,9 @@ public:
     SegmentTurn(const SegmentTurn&) = delete;
     SegmentTurn& operator=(const SegmentTurn&) = delete;
     ShmComm& comm() const { return *shm_; }
+    // The segment, if `per_slot` bytes (an element, or what a rank must put in one slot) fit a
+    // slot; else ShmUnavailable on every rank alike (the turn ends as it unwinds).
+    ShmComm& comm_fitting(std::size_t per_slot) const;
 
 private:
     ShmState& state_;

@@ -59,14 +59,6 @@ void scan_chunks(ShmComm& shm, MemoryOps& mem, const ScanArgs& args, bool exclus
     }
 }
 
-// The turn's segment, if an element fits a slot (a chunk holds at least one); else
-// ShmUnavailable on every rank alike (the turn ends as it unwinds).
-ShmComm& element_fits(const SegmentTurn& turn, std::size_t elem_size)
-{
-    if (elem_size > turn.comm().slot_bytes()) throw ShmUnavailable("shm: an element is larger than a slot");
-    return turn.comm();
-}
-
 } // namespace
 
 void shm_scan(ShmComm& shm, MemoryOps& mem, const ScanArgs& args) { scan_chunks(shm, mem, args, false); }
@@ -76,13 +68,13 @@ void shm_exscan(ShmComm& shm, MemoryOps& mem, const ScanArgs& args) { scan_chunk
 void shm_scan(Transport& net, MemoryOps& mem, const ScanArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_scan(element_fits(turn, args.op.elem_size), mem, args);
+    shm_scan(turn.comm_fitting(args.op.elem_size), mem, args);
 }
 
 void shm_exscan(Transport& net, MemoryOps& mem, const ScanArgs& args)
 {
     const SegmentTurn turn(net);
-    shm_exscan(element_fits(turn, args.op.elem_size), mem, args);
+    shm_exscan(turn.comm_fitting(args.op.elem_size), mem, args);
 }
 
 } // namespace loom
