@@ -22,16 +22,6 @@ namespace {
 constexpr std::byte kCanary{0xEE};
 constexpr std::size_t kGuard = 16;
 
-// Byte i of the block rank `from` sends to rank `to`: a hash, so a block from the wrong rank or
-// in the wrong place does not match.
-std::byte tag(int from, int to, std::size_t i)
-{
-    std::uint64_t x = (std::uint64_t(from) << 40) ^ (std::uint64_t(to) << 20) ^ i;
-    x *= 0x9E3779B97F4A7C15ull;
-    x ^= x >> 29;
-    return std::byte(x >> 24);
-}
-
 // The bytes rank i sends to rank j.
 using Sizes = std::function<std::size_t(int i, int j)>;
 

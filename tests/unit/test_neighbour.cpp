@@ -26,15 +26,6 @@ namespace {
 constexpr std::byte kCanary{0xEE};
 constexpr std::size_t kGuard = 16;
 
-// Byte i of rank `from`'s send block `block`: a hash, so a wrong block does not match.
-std::byte tag(int from, int block, std::size_t i)
-{
-    std::uint64_t x = (std::uint64_t(from) << 40) ^ (std::uint64_t(block + 1) << 20) ^ i;
-    x *= 0x9E3779B97F4A7C15ull;
-    x ^= x >> 29;
-    return std::byte(x >> 24);
-}
-
 // The bytes of rank q's send block b.
 using Sizes = std::function<std::size_t(int q, int b)>;
 
@@ -56,7 +47,7 @@ Outcome check(const Topology& t, bool same_block, const Sizes& bytes)
         const std::size_t blocks = same_block ? 1 : dst.size();
         for (std::size_t b = 0; b < blocks; ++b) {
             send_bytes.push_back(bytes(r, int(b)));
-            for (std::size_t i = 0; i < send_bytes.back(); ++i) send.push_back(tag(r, int(b), i));
+            for (std::size_t i = 0; i < send_bytes.back(); ++i) send.push_back(tag(r, int(b) + 1, i));
         }
         for (std::size_t i = 0; i < dst.size(); ++i) {
             const std::size_t n = send_bytes[same_block ? 0 : i];
@@ -68,7 +59,7 @@ Outcome check(const Topology& t, bool same_block, const Sizes& bytes)
             const std::size_t n = s.rank < 0 ? 3 : bytes(s.rank, same_block ? 0 : s.block);
             recv_bytes.push_back(n);
             for (std::size_t i = 0; i < n; ++i)
-                want.push_back(s.rank < 0 ? kCanary : tag(s.rank, same_block ? 0 : s.block, i));
+                want.push_back(s.rank < 0 ? kCanary : tag(s.rank, (same_block ? 0 : s.block) + 1, i));
         }
         CountingMemory mem;
         Bytes recv(want.size() + kGuard, kCanary);

@@ -20,16 +20,6 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-// Byte i of the block rank `from` sends to rank `to`: a hash, so a block delivered to the
-// wrong place or from the wrong rank does not match (for blocks of a few bytes or more).
-std::byte tag(int from, int to, std::size_t i)
-{
-    std::uint64_t x = (std::uint64_t(from) << 40) ^ (std::uint64_t(to) << 20) ^ i;
-    x *= 0x9E3779B97F4A7C15ull;
-    x ^= x >> 29;
-    return std::byte(x >> 24);
-}
-
 Bytes blocks_of(int rank, int P, std::size_t B, bool sent)
 {
     Bytes v(std::size_t(P) * B);

@@ -27,6 +27,17 @@
 
 namespace loom::test {
 
+// Byte i of the block rank `from` sends as its block `to` (a peer's rank, or a neighbour block's
+// index): a hash, so a block from the wrong rank or in the wrong place does not match (for
+// blocks of a few bytes or more).
+inline std::byte tag(int from, int to, std::size_t i)
+{
+    std::uint64_t x = (std::uint64_t(from) << 40) ^ (std::uint64_t(to) << 20) ^ i;
+    x *= 0x9E3779B97F4A7C15ull;
+    x ^= x >> 29;
+    return std::byte(x >> 24);
+}
+
 // 1..33, plus a few larger sizes that are not powers of two (and one that is).
 inline std::vector<int> comm_sizes()
 {
