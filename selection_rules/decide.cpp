@@ -196,6 +196,15 @@ Decision decide_pending(const CallFacts& call, const Resolved& tables, std::vect
                       stand_in.requests, stand_in.source};
         return d;
     }
+    // No rule names one (the tables hand this call on without a segment): the registry's first
+    // algorithm for the collective that serves it without a segment and reads no leaders stands
+    // in, with its parameters' values, so that the call takes the algorithm the rules chose, as
+    // the calls after the set-up will, instead of being handed on for its own set-up's sake.
+    for (const Algorithm& a : all_algorithms()) {
+        if (a.collective != call.collective || a.reads.leaders || why_not(a, shape_of(without, false))) continue;
+        d.stand_in = {&a, nullptr, 0, 0, 0, 0, kRegistryStandIn};
+        return d;
+    }
     without.keep_from_open_mpi = call.keep_from_open_mpi;
     if (trace) trace->clear();
     return decide(without, tables, trace, learned);

@@ -24,8 +24,10 @@
 //      now run after the set-up, which may fail), the call is decided as with the segment
 //      ready; if that chooses an algorithm that needs the segment, the decision without a
 //      segment that never hands on (keep_from_open_mpi) stands in for it (Decision::stand_in:
-//      a handed-on call cannot come back to loom once the set-up's outcome is known); if
-//      there is none, the call is decided as without a segment.
+//      a handed-on call cannot come back to loom once the set-up's outcome is known); if no
+//      rule names one, the registry's first algorithm for the collective that can serve the
+//      call without a segment (and reads no leaders) stands in (source kRegistryStandIn); only
+//      if there is none is the call decided as without a segment.
 #pragma once
 
 #include "selection.hpp"
@@ -37,6 +39,10 @@
 namespace loom::rules {
 
 enum class SegmentState { ready, not_yet, none, pending };
+
+// Decision::stand_in.source when no rule named the stand-in and the registry's first algorithm
+// that can serve the call without a segment stands in (5. above).
+inline constexpr const char* kRegistryStandIn = "registry";
 
 // A call as the chooser sees it.
 struct CallFacts {

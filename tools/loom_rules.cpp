@@ -540,7 +540,12 @@ int cmd_explain(const std::vector<std::string>& in)
                     .c_str());
     std::printf("  summary: %s\n  cost: %s (P ranks, S the message size)\n", std::string(d.algorithm->summary).c_str(),
                 std::string(d.algorithm->cost).c_str());
-    if (d.stand_in.algorithm != nullptr)
+    if (d.stand_in.algorithm != nullptr && d.stand_in.source == std::string_view(rules::kRegistryStandIn))
+        std::printf("  if the segment's set-up fails: %s serves instead, the registry's first algorithm that can serve "
+                    "the call without a segment (no rule names one: the rules hand it on, but the call cannot be handed "
+                    "on after it was made)\n",
+                    std::string(d.stand_in.algorithm->name).c_str());
+    else if (d.stand_in.algorithm != nullptr)
         std::printf("  if the segment's set-up fails: %s serves instead, chosen by %s (the rules without a segment, "
                     "passing over fallback rules: the call cannot be handed on after it was made)\n",
                     std::string(d.stand_in.algorithm->name).c_str(), d.stand_in.source);

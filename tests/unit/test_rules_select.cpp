@@ -940,7 +940,7 @@ TEST_CASE("loom_choose: with the segment pending, shm serves with a stand-in tha
     load_user_rules("");
 }
 
-TEST_CASE("decide: with the segment pending and no algorithm to stand in, the call is decided as without one",
+TEST_CASE("decide: with the segment pending and no rule to stand in, the registry's first algorithm stands in",
           "[rules]")
 {
     // Only shm and a fallback rule, and nothing else in any table for this collective.
@@ -959,12 +959,50 @@ TEST_CASE("decide: with the segment pending and no algorithm to stand in, the ca
     f.ranks_per_node = 3;
     f.form = Form::nonblocking;
     f.segment = SegmentState::pending;
+    // The first barrier the registry lists that needs no segment and reads no leaders.
+    const Algorithm* first = nullptr;
+    for (const Algorithm& a : all_algorithms())
+        if (a.collective == Collective::barrier && !a.needs.segment && !a.needs.same_node && !a.reads.leaders) {
+            first = &a;
+            break;
+        }
+    REQUIRE(first != nullptr);
     const Decision d = decide(f, tables);
-    CHECK(d.algorithm == nullptr); // handed on, as with no segment
-    CHECK(d.stand_in.algorithm == nullptr);
-    CHECK(std::string(d.source) == "t:2");
+    CHECK(d.algorithm == find_algorithm(Collective::barrier, "shm")); // as with the segment there
+    CHECK(d.stand_in.algorithm == first);
+    CHECK(std::string(d.stand_in.source) == kRegistryStandIn);
+    CHECK(std::string(d.source) == "t:1");
+    // Without a segment, and with it there, the rules decide alone: handed on, and shm.
+    f.segment = SegmentState::none;
+    CHECK(decide(f, tables).algorithm == nullptr);
     f.segment = SegmentState::ready;
     CHECK(decide(f, tables).algorithm == find_algorithm(Collective::barrier, "shm"));
+}
+
+TEST_CASE("decide: a neighbourhood call on shm with the segment pending has linear to stand in, with no rule naming it",
+          "[rules]")
+{
+    // What the built-in table's neighbor_allgather(v) kept=yes rows once did: a non-blocking
+    // call decided while the segment is set up waits for it instead of being handed on.
+    Resolved tables;
+    Rule shm_rule, hand_on;
+    shm_rule.collective = hand_on.collective = Collective::neighbor_allgather;
+    shm_rule.algorithm = "shm";
+    shm_rule.source = "t:1";
+    hand_on.source = "t:2";
+    tables.candidates[std::size_t(Collective::neighbor_allgather)] = {
+        {&shm_rule, find_algorithm(Collective::neighbor_allgather, "shm")}, {&hand_on, nullptr}};
+    CallFacts f;
+    f.collective = Collective::neighbor_allgather;
+    f.ranks = 3;
+    f.nodes = 1;
+    f.ranks_per_node = 3;
+    f.form = Form::nonblocking;
+    f.segment = SegmentState::pending;
+    const Decision d = decide(f, tables);
+    CHECK(d.algorithm == find_algorithm(Collective::neighbor_allgather, "shm"));
+    REQUIRE(d.stand_in.algorithm != nullptr);
+    CHECK(d.stand_in.algorithm->name == "linear");
 }
 
 TEST_CASE("loom_choose: cma needs the segment and single copy on, and host memory", "[rules]")
