@@ -1,8 +1,11 @@
 // Online tuning (coll_loom_autotune, coll_component/coll_loom_autotune.c): a job whose blocking
 // calls repeat per (collective, size class) long enough for every class's trial to end (at most
 // 10 candidates x 16 trials up to 64 KiB, x 4 above) - 180 calls each of MPI_Allreduce (doubles,
-// sum), MPI_Bcast and MPI_Allgather at 8 B, 4 KiB and 64 KiB, 60 at 1 MiB, on MPI_COMM_WORLD and on a communicator of the even ranks - every result checked,
-// for tests/integration/autotune-check to compare the decisions the ranks print.
+// sum), MPI_Bcast and MPI_Allgather at 8 B, 4 KiB and 64 KiB, 60 at 1 MiB, on MPI_COMM_WORLD and
+// on a communicator of the even ranks, and 180 MPI_Neighbor_allgather of 64 B on a periodic ring
+// of all ranks (MPI_Cart_create; its message size is 0, its counts being per neighbour, so it is
+// one class) - every result checked, for tests/integration/autotune-check to compare the
+// decisions the ranks print.
 #define OMPI_SKIP_MPICXX 1 // the C API only: Debian links no C++ bindings
 #include <mpi.h>
 
@@ -54,6 +57,22 @@ int main(int argc, char** argv)
     MPI_Comm even;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2 == 0 ? 0 : MPI_UNDEFINED, rank, &even);
     run(MPI_COMM_WORLD);
+    {
+        int size = 0;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        MPI_Comm ring;
+        const int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        MPI_Comm_set_name(ring, "ring"); // the name autotune-check finds its decisions by
+        const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+        std::vector<double> mine(8), theirs(16);
+        for (int i = 0; i < 180; ++i) {
+            for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = rank * 1000 + i + double(j);
+            MPI_Neighbor_allgather(mine.data(), 8, MPI_DOUBLE, theirs.data(), 8, MPI_DOUBLE, ring);
+            expect(theirs[7] == left * 1000 + i + 7 && theirs[8] == right * 1000 + i, "neighbor_allgather", 64);
+        }
+        MPI_Comm_free(&ring);
+    }
     if (even != MPI_COMM_NULL) {
         run(even);
         MPI_Comm_free(&even);
