@@ -196,13 +196,7 @@ void allreduce_freed_type_and_op(bool persistent, int n, int salt)
     // A persistent request's op is freed after the request: Open MPI 4.1.4's libnbc, which gets what
     // loom hands on, crashes at MPI_Start when the op was freed after the init (it keeps no reference).
     if (!persistent) MPI_Op_free(&op);
-    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
-        const int s = salt + start;
-        if (persistent) {
-            fill(s);
-            MPI_Start(&req);
-        }
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    complete_and_check(req, persistent, salt, fill, [&](int s, int) {
         for (int i = 0; i < 2 * n; ++i) {
             int expected = 0;
             for (int q = 0; q < size; ++q) expected += value(q, i, s);
@@ -212,7 +206,7 @@ void allreduce_freed_type_and_op(bool persistent, int n, int salt)
                 break;
             }
         }
-    }
+    });
     if (persistent) MPI_Request_free(&req);
     if (persistent) MPI_Op_free(&op);
     if (!types_freed_early) MPI_Type_free(&pair);

@@ -51,6 +51,20 @@ void fail(const std::string& what)
 
 int value(int r, int i, int salt) { return (r * 7 + i * 3 + salt * 5) % 101 - 50; }
 
+void complete_and_check(MPI_Request& req, bool persistent, int salt, const std::function<void(int)>& fill,
+                        const std::function<void(int, int)>& check)
+{
+    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
+        const int s = salt + start;
+        if (persistent) {
+            fill(s);
+            MPI_Start(&req);
+        }
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        check(s, start);
+    }
+}
+
 void force(loom::Collective c, const std::string& algorithm)
 {
     if (loom_loaded && !loom::tools::force_algorithm(loom::to_string(c), algorithm)) {

@@ -9,6 +9,7 @@
 
 #include "registry.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ void force(loom::Collective c, const std::string& algorithm);
 // "" (loom's own choice) and every registry algorithm of c (only "" without loom).
 std::vector<std::string> forced_names(loom::Collective c);
 std::string collective_name(loom::Collective c);
+// Completes a call made with req: waits for it once; a persistent request is started three times,
+// the send side refilled first (fill(s)). check(s, start) checks each result; s = salt + start.
+void complete_and_check(MPI_Request& req, bool persistent, int salt, const std::function<void(int)>& fill,
+                        const std::function<void(int, int)>& check);
 
 void part_arrays(); // drop_in_arrays.cpp
 // The neighbourhood collectives' part of it (drop_in_neighbours.cpp): c is neighbor_allgatherv,

@@ -100,13 +100,7 @@ void neighbour_arrays_on(loom::Collective c, const neighbours::TopologyComm& tc,
     // (ompi_coll_base_retain_datatypes_w, ompi/mpi/c/ineighbor_alltoallw.c in 4.1), whoever
     // served the call.
     if (types_freed_early) MPI_Type_free(&pair);
-    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
-        const int s = salt + start;
-        if (persistent) {
-            fill(s);
-            MPI_Start(&req);
-        }
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    complete_and_check(req, persistent, salt, fill, [&](int s, int start) {
         std::vector<int> want(recv.size(), -1);
         for (std::size_t j = 0; j < src.size(); ++j)
             for (int i = 0; from[j].rank >= 0 && i < 2 * rcounts[j]; ++i)
@@ -115,7 +109,7 @@ void neighbour_arrays_on(loom::Collective c, const neighbours::TopologyComm& tc,
             fail(collective_name(c) + (persistent ? "_init" : " (non-blocking)") + " on " + t.name +
                  " with freed arrays, n0 " + std::to_string(n0) + ", start " + std::to_string(start) +
                  ": wrong result");
-    }
+    });
     if (persistent) MPI_Request_free(&req);
     std::free(st), std::free(rt);
     if (!types_freed_early) MPI_Type_free(&pair);

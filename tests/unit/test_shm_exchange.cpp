@@ -52,20 +52,7 @@ void rooted(InprocTransport& net, MemoryOps& mem, const std::vector<std::size_t>
     const BlockOffsets blocks(bytes);
     const std::string what = " (root " + std::to_string(root) + (v ? ", v" : "") + (in_place ? ", in place" : "") +
                              ", salt " + std::to_string(salt) + ")";
-    // gather
-    const Bytes mine = pattern(r, bytes[R], salt);
-    Bytes out(r == root ? blocks.total() + kGuard : 0, kCanary);
-    AllgatherArgs ga{mine.data(), r == root ? out.data() : nullptr, counts};
-    ga.root = root;
-    if (r == root && in_place) {
-        std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
-        ga.sendbuf = nullptr;
-    }
-    shm_gather(net, mem, ga);
-    for (int q = 0; r == root && q < P; ++q)
-        rank_check_bytes(std::span(out).subspan(blocks.begin(q), blocks.length(q)),
-                         pattern(q, bytes[std::size_t(q)], salt), "gather, block " + std::to_string(q) + what);
-    if (r == root) rank_check(guard_intact(out, blocks.total()), "gather wrote past the result" + what);
+    gather_and_check(&shm_gather, net, mem, bytes, counts, root, in_place, salt, what);
     // scatter
     Bytes whole;
     for (int q = 0; q < P; ++q) {

@@ -338,20 +338,8 @@ TEST_CASE("cma: gather and scatter, the v forms and in place, at every root back
                                          "scatter" + what);
                     rank_check(guard_intact(recv, r == root && in_place ? 0 : bytes[R]), "scatter's guard" + what);
                     // The blocks back to the root, in place there or not.
-                    const Bytes mine = pattern(r, bytes[R], std::size_t(round) + 100);
-                    Bytes out(r == root ? blocks.total() + kGuard : 0, kCanary);
-                    AllgatherArgs ga{mine.data(), r == root ? out.data() : nullptr, counts};
-                    ga.root = root;
-                    if (r == root && in_place) {
-                        std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
-                        ga.sendbuf = nullptr;
-                    }
-                    cma_gather(net, mem, ga);
-                    for (int q = 0; r == root && q < P; ++q)
-                        rank_check_bytes(std::span(out).subspan(blocks.begin(q), blocks.length(q)),
-                                         pattern(q, bytes[std::size_t(q)], std::size_t(round) + 100),
-                                         "gather, block " + std::to_string(q) + what);
-                    if (r == root) rank_check(guard_intact(out, blocks.total()), "gather's guard" + what);
+                    gather_and_check(&cma_gather, net, mem, bytes, counts, root, in_place, std::size_t(round) + 100,
+                                     what);
                 }
             });
         }

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -221,6 +222,36 @@ inline AllreduceRun run_allreduce(AllreduceAlgorithm algorithm, const std::vecto
         }
     });
     return run;
+}
+
+// One rank's part in a rooted gather by `gather` at `root`: rank r gives pattern(r, bytes[r], salt)
+// and passes `counts` (every block's size, or for the v form away from the root its own only);
+// `in_place`: MPI_IN_PLACE at the root, whose block is then already in its result. The root
+// checks every block and that nothing was written past the result (a 16-byte guard).
+using GatherAlgorithm = void (*)(Transport&, MemoryOps&, const AllgatherArgs&);
+inline void gather_and_check(GatherAlgorithm gather, InprocTransport& net, MemoryOps& mem,
+                             const std::vector<std::size_t>& bytes, const std::vector<std::size_t>& counts, int root,
+                             bool in_place, std::size_t salt, const std::string& what)
+{
+    constexpr std::byte canary{0xEE};
+    constexpr std::size_t guard = 16;
+    const int r = net.rank();
+    const BlockOffsets blocks(bytes);
+    const Bytes mine = pattern(r, bytes[std::size_t(r)], salt);
+    Bytes out(r == root ? blocks.total() + guard : 0, canary);
+    AllgatherArgs ga{mine.data(), r == root ? out.data() : nullptr, counts};
+    ga.root = root;
+    if (r == root && in_place) {
+        std::copy(mine.begin(), mine.end(), out.begin() + std::ptrdiff_t(blocks.begin(r)));
+        ga.sendbuf = nullptr;
+    }
+    gather(net, mem, ga);
+    if (r != root) return;
+    for (int q = 0; q < int(bytes.size()); ++q)
+        rank_check_bytes(std::span(out).subspan(blocks.begin(q), blocks.length(q)),
+                         pattern(q, bytes[std::size_t(q)], salt), "gather, block " + std::to_string(q) + what);
+    rank_check(std::all_of(out.begin() + std::ptrdiff_t(blocks.total()), out.end(), [](std::byte x) { return x == canary; }),
+               "gather wrote past the result" + what);
 }
 
 // A barrier's rounds on P ranks, a different rank 2 ms late in each round (so a barrier that
