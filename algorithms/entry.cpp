@@ -108,6 +108,16 @@ static_assert(int(TopologyKind::cartesian) == LOOM_TOPO_CARTESIAN && int(Topolog
                   int(TopologyKind::dist_graph) == LOOM_TOPO_DIST_GRAPH && kNoNeighbour == LOOM_NO_NEIGHBOUR,
               "loom_c_api.h's topology values are neighbourhood.hpp's");
 
+// The uniform neighbourhood collectives' agreed size (message_bytes): the largest of the call's
+// block sizes (loom_c_api.h: the send side's, then one per source) on a Cartesian communicator.
+std::size_t agreed_neighbour_block(const loom_call_t& call)
+{
+    const loom_neighbourhood_t* n = call.neighbours;
+    if (n == nullptr || n->kind != LOOM_TOPO_CARTESIAN || call.counts == nullptr) return 0;
+    const bool same_block = layout(collective_of(call)) == Layout::neighbour_gathered;
+    const auto entries = std::size_t(same_block ? 1 : n->outdegree) + std::size_t(n->indegree);
+    return *std::max_element(call.counts, call.counts + entries);
+}
 } // namespace
 
 // The one definition of "message size", used for selection (and, with the rule table, by
@@ -121,6 +131,8 @@ static_assert(int(TopologyKind::cartesian) == LOOM_TOPO_CARTESIAN && int(Topolog
 //   per_peer_v 0 (alltoallv, alltoallw: below)
 //   none       0 (barrier)
 //   neighbour_gathered, per_neighbour  0 (the neighbourhood collectives: below)
+// neighbor_allgather and neighbor_alltoall on a Cartesian communicator: the larger of a send and a
+// receive block (registry.hpp, uniform_neighbour_blocks); on a graph or distributed graph, 0.
 // A unit is an element of the op for a reduction, a byte otherwise. Where the counts differ from
 // rank to rank (gatherv, scatterv: only the root knows them all; alltoallv, alltoallw) it is 0:
 // the size must be one that every rank knows, so that every rank chooses alike, and their rules
@@ -128,6 +140,7 @@ static_assert(int(TopologyKind::cartesian) == LOOM_TOPO_CARTESIAN && int(Topolog
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     const Collective c = collective_of(call);
+    if (uniform_neighbour_blocks(c)) return agreed_neighbour_block(call);
     if (counts_differ_by_rank(c)) return 0;
     const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
     return layout_ops(layout(c)).message_units(call, comm_size) * unit;

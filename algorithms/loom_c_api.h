@@ -199,6 +199,12 @@ static inline int loom_coll_counts_differ_by_rank(loom_coll_t coll)
     const unsigned counts = loom_coll_row(coll)->counts;
     return LOOM_COUNTS_root_only == counts || LOOM_COUNTS_per_peer == counts || LOOM_COUNTS_per_neighbour == counts;
 }
+/* 1 for neighbor_allgather and neighbor_alltoall, one block size for all neighbours: on a
+ * Cartesian communicator their message size is a block (registry.hpp's uniform_neighbour_blocks). */
+static inline int loom_coll_uniform_neighbour_blocks(loom_coll_t coll)
+{
+    return LOOM_COLL_NEIGHBOR_ALLGATHER == coll || LOOM_COLL_NEIGHBOR_ALLTOALL == coll;
+}
 /* 1 if rank's receive buffer gets a result of coll (collectives.def's `result`), whose row is row
  * (for a caller that holds it: looking it up again costs a call's path about 7 instructions). */
 static inline int loom_row_has_result(const loom_coll_row_t *row, int rank, int root)

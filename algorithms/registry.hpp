@@ -160,6 +160,17 @@ constexpr bool counts_differ_by_rank(Collective c)
     return counts(c) == Counts::root_only || counts(c) == Counts::per_peer || counts(c) == Counts::per_neighbour;
 }
 
+// The neighbourhood collectives with one block size for all neighbours (neighbor_allgather,
+// neighbor_alltoall). MPI matches a rank's send block with each neighbour's receive block and
+// the other way round, so over a connected topology every rank has the same pair of sizes, and
+// a Cartesian grid is always connected: there the larger of the two is a message size every rank
+// knows alike (message_bytes; rules may choose by it). A graph or distributed graph may come in
+// pieces that agree on nothing: 0 there, as for the v and w forms.
+constexpr bool uniform_neighbour_blocks(Collective c)
+{
+    return c == Collective::neighbor_allgather || c == Collective::neighbor_alltoall;
+}
+
 struct Needs {
     bool commutative_op = false; // it reorders the reduction
     bool power_of_two = false;   // communicator size must be a power of two

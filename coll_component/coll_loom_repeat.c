@@ -36,7 +36,13 @@ static int remembered(const loom_mpi_call_t *mpi)
  * (its entry points look it up so: coll_loom_signatures.h); a served one never is (a repeat's
  * counts are its own). Without it, every handed-on gatherv paid loom's whole path, 50 ns of a
  * 90 ns call at 8 bytes on 2 ranks. */
-static int by_communicator(const loom_mpi_call_t *mpi) { return loom_coll_counts_differ_by_rank(mpi->coll); }
+/* neighbor_allgather and neighbor_alltoall are kept by their counts and datatypes: on a Cartesian
+ * communicator their message size is a block (loom_coll_uniform_neighbour_blocks), which a rule
+ * may choose by. */
+static int by_communicator(const loom_mpi_call_t *mpi)
+{
+    return loom_coll_counts_differ_by_rank(mpi->coll) && !loom_coll_uniform_neighbour_blocks(mpi->coll);
+}
 
 /* 0 if the algorithm forced now has too long a name to keep (no algorithm has). */
 static int set_key(loom_repeat_t *r, const loom_mpi_call_t *mpi, const mca_coll_loom_module_t *module)
@@ -80,7 +86,7 @@ void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *mo
     /* A buffer's address is NULL in the description where the call does not use it (in place,
      * a reduce's non-root), which a repeat must tell from a NULL the application passed: only
      * calls with data (or barriers) are kept. */
-    if (by_communicator(mpi) || NULL != mpi->counts || !remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
+    if (loom_coll_counts_differ_by_rank(mpi->coll) || NULL != mpi->counts || !remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
         NULL != c->core.copier || (mpi->count <= 0 && LOOM_COLL_BARRIER != mpi->coll))
         return;
     /* A repeat takes its buffers from the call's sbuf and rbuf: not kept where the input is

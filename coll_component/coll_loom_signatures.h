@@ -122,7 +122,7 @@
 #define LOOM_FROM_neighbour_exchange(c) (c)->sbuf, (c)->scount, (c)->sdtype, (c)->rbuf, (c)->count, (c)->dtype,
 #define LOOM_RECORD_neighbour_exchange \
     , .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .count = rcount, .dtype = rdtype
-#define LOOM_KEY_neighbour_exchange sbuf, rbuf, 0, NULL, NULL, NULL, 0, 0, NULL
+#define LOOM_KEY_neighbour_exchange sbuf, rbuf, rcount, NULL, rdtype, NULL, 0, scount, sdtype
 
 #define LOOM_PARAMS_neighbour_exchange_v                                                                 \
     const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, \

@@ -188,6 +188,9 @@ std::pair<Collective, Form> collective_named(const std::string& name)
 // loom's message size, per collective (docs/algorithms.md, "What loom serves").
 const char* size_meaning(Collective c)
 {
+    if (uniform_neighbour_blocks(c))
+        return "on a Cartesian communicator the larger of a send and a receive block, which every rank knows alike; "
+               "on a graph or distributed graph 0 (no rank knows the others' blocks)";
     if (counts_differ_by_rank(c)) return "always 0 (its counts differ from rank to rank)";
     return layout_ops(layout(c)).size_meaning.data(); // message_bytes' definition, by layout
 }

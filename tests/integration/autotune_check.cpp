@@ -3,8 +3,8 @@
 // 10 candidates x 16 trials up to 64 KiB, x 4 above) - 180 calls each of MPI_Allreduce (doubles,
 // sum), MPI_Bcast and MPI_Allgather at 8 B, 4 KiB and 64 KiB, 60 at 1 MiB, on MPI_COMM_WORLD and
 // on a communicator of the even ranks, and 180 MPI_Neighbor_allgather of 64 B on a periodic ring
-// of all ranks (MPI_Cart_create; its message size is 0, its counts being per neighbour, so it is
-// one class) - every result checked, for tests/integration/autotune-check to compare the
+// of all ranks (MPI_Cart_create; its message size is a block, 64 B, on a Cartesian communicator)
+// - every result checked, for tests/integration/autotune-check to compare the
 // decisions the ranks print.
 #define OMPI_SKIP_MPICXX 1 // the C API only: Debian links no C++ bindings
 #include <mpi.h>

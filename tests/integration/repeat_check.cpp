@@ -11,8 +11,8 @@
 // handed-on repeats are found by the counts' sum, so one variant spreads the same sum
 // differently),
 // counts 0 to 30000, int/double/short/char, sum and max, roots first and last, in place and
-// not, each case often repeated at once or after other collectives - on two duplicates of
-// MPI_COMM_WORLD in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
+// not, each case often repeated at once or after other collectives - on two copies of
+// MPI_COMM_WORLD (periodic rings, so that the neighbourhood calls repeat too) in step: on the first with coll_loom_fast_repeats 1, on the second with 0 (set
 // through MPI_T around each call). Both communicators make the same calls in the same order, so
 // their shared segments appear at the same call; loom's MPI_T counters must show the same
 // decision (served or handed on) for every call on both, and every result is checked against a
@@ -119,6 +119,18 @@ std::vector<model::Spec> make_cases(std::mt19937& rng)
             cases.push_back(d);
         }
     }
+    // neighbor_allgather and neighbor_alltoall on call_model's ring (Cartesian) have a block's
+    // size, which rules/repeat.rules hands on up to 256 bytes and serves above: a repeat at the
+    // other size must be decided again (their handed-on repeats are kept by their counts).
+    for (loom::Collective c : {loom::Collective::neighbor_allgather, loom::Collective::neighbor_alltoall})
+        for (int count : {16, 2048}) {
+            model::Spec d{};
+            d.collective = c;
+            d.count = count;
+            d.type = MPI_INT;
+            d.op = MPI_OP_NULL;
+            cases.push_back(d);
+        }
     return cases;
 }
 
@@ -198,9 +210,13 @@ int main(int argc, char** argv)
 
     std::mt19937 rng(20261126);
     const std::vector<model::Spec> cases = make_cases(rng);
+    // Two periodic rings of every rank (1-D Cartesian communicators, MPI_COMM_WORLD's ranks in
+    // order): every collective runs on them as on a duplicate, and the neighbourhood calls repeat
+    // on them (call_model would make a ring per call on a communicator without a topology).
     MPI_Comm fast, full;
-    MPI_Comm_dup(MPI_COMM_WORLD, &fast);
-    MPI_Comm_dup(MPI_COMM_WORLD, &full);
+    const int dims[1] = {size}, periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &fast);
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &full);
     MPI_Comm_set_name(fast, "fast");
     MPI_Comm_set_name(full, "full");
 

@@ -170,3 +170,38 @@ TEST_CASE("message size has one definition per collective", "[registry]")
     call.coll = LOOM_COLL_BARRIER;
     CHECK(loom_message_bytes(&call, 4) == 0);
 }
+
+TEST_CASE("message size: neighbor_allgather and neighbor_alltoall have a block's on a Cartesian communicator only",
+          "[registry]")
+{
+    // A ring of 4 (one periodic dimension): 2 neighbours; 16 bytes sent, 24 received per block
+    // (MPI lets a rank's send and receive blocks differ; its neighbours' are the other way round,
+    // so the larger is every rank's).
+    const int ring[2] = {3, 1}, dims[1] = {4}, periods[1] = {1};
+    loom_neighbourhood_t n{};
+    n.kind = LOOM_TOPO_CARTESIAN;
+    n.indegree = n.outdegree = n.degree = 2;
+    n.ndims = 1;
+    n.sources = n.destinations = ring;
+    n.dims = dims;
+    n.periods = periods;
+    std::vector<std::size_t> gathered{16, 24, 24}, per_neighbour{16, 16, 24, 24};
+    loom_call_t call{};
+    call.neighbours = &n;
+    call.coll = LOOM_COLL_NEIGHBOR_ALLGATHER;
+    call.counts = gathered.data();
+    CHECK(loom_message_bytes(&call, 4) == 24);
+    call.coll = LOOM_COLL_NEIGHBOR_ALLTOALL;
+    call.counts = per_neighbour.data();
+    CHECK(loom_message_bytes(&call, 4) == 24);
+    // The v and w forms, and any form on a graph or distributed graph: 0.
+    call.coll = LOOM_COLL_NEIGHBOR_ALLTOALLV;
+    CHECK(loom_message_bytes(&call, 4) == 0);
+    call.coll = LOOM_COLL_NEIGHBOR_ALLTOALL;
+    n.kind = LOOM_TOPO_DIST_GRAPH;
+    CHECK(loom_message_bytes(&call, 4) == 0);
+    n.kind = LOOM_TOPO_GRAPH;
+    call.coll = LOOM_COLL_NEIGHBOR_ALLGATHER;
+    call.counts = gathered.data();
+    CHECK(loom_message_bytes(&call, 4) == 0);
+}

@@ -404,6 +404,13 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "degree is the same on every rank"},
         {"neighbor_allgather * * shm topology=graph ndims=2",
          "t.rules:2:43: error: ndims= is a Cartesian grid's; topology=graph has none"},
+        // a byte range without 0 only where a neighbourhood call's size can be other than 0
+        {"neighbor_alltoallv * 1K-4K shm",
+         "t.rules:2:22: error: a byte range without 0 never matches neighbor_alltoallv: its message size is always 0 "
+         "(its counts differ from rank to rank)"},
+        {"neighbor_allgather * 8-* shm topology=dist_graph",
+         "t.rules:2:22: error: a byte range without 0 never matches neighbor_allgather on a dist_graph: its message "
+         "size is a block on a Cartesian communicator only, 0 elsewhere"},
         {"allreduce * * ring topology=cartesian",
          "t.rules:2:20: error: topology= matches the neighbourhood collectives' topology (neighbor_*); allreduce has "
          "none"},
