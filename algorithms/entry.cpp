@@ -140,8 +140,7 @@ std::size_t agreed_neighbour_block(const loom_call_t& call)
 std::size_t message_bytes(const loom_call_t& call, int comm_size)
 {
     const Collective c = collective_of(call);
-    if (uniform_neighbour_blocks(c)) return agreed_neighbour_block(call);
-    if (counts_differ_by_rank(c)) return 0;
+    if (counts_differ_by_rank(c)) return uniform_neighbour_blocks(c) ? agreed_neighbour_block(call) : 0;
     const std::size_t unit = reduces(c) ? call.op.elem_size : 1;
     return layout_ops(layout(c)).message_units(call, comm_size) * unit;
 }
