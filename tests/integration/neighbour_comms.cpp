@@ -129,7 +129,18 @@ std::vector<TopologyComm> make_all(MPI_Comm base, std::uint32_t seed)
     const int degree = int(dst.size());
     dst.push_back(0);
     TopologyComm made;
-    MPI_Dist_graph_create(base, 1, &rank, &degree, dst.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &made.comm);
+    // On a fresh duplicate of base: Open MPI (4.1 and 5.0, ompi/mca/topo/base/
+    // topo_base_dist_graph_create.c) sends the edges with tags -50 and -51 and receives them from
+    // MPI_ANY_SOURCE, tags inside the non-blocking collectives' range, which starts at -27 and
+    // counts down per call on the communicator (ompi_coll_base_nbc_reserve_tags, used by libnbc
+    // and loom alike): when base's count stands there, a fast rank's next non-blocking
+    // collective (the new communicator's context id agreement, an MPI_Iallreduce on base) lands
+    // in a slow rank's edge receive and the job hangs (seen at np 6 on 3 emulated hosts over
+    // UCX). A duplicate's count starts at -27.
+    MPI_Comm fresh;
+    MPI_Comm_dup(base, &fresh);
+    MPI_Dist_graph_create(fresh, 1, &rank, &degree, dst.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &made.comm);
+    MPI_Comm_free(&fresh);
     made.topology = read(made.comm);
     made.topology.name = "dist_graph by MPI_Dist_graph_create P=" + std::to_string(size);
     out.push_back(std::move(made));
