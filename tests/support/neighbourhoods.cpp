@@ -197,6 +197,17 @@ std::vector<Topology> topologies_for(int ranks, std::uint32_t seed)
     out.push_back(random_graph(ranks, 4, seed + 1, true));
     out.push_back(random_dist_graph(ranks, 4, seed + 2));
     out.push_back(random_dist_graph(ranks, 5, seed + 3, true));
+    // Stencils over MPI_Dims_create's grids, where they are unambiguous (extents of 3 or more).
+    const std::vector<int> d2 = balanced_dims(ranks, 2), d3 = balanced_dims(ranks, 3);
+    if (d2[1] >= 3) {
+        out.push_back(stencil(d2, moore(2), TopologyKind::graph, "moore"));
+        out.push_back(stencil(d2, corners(2), TopologyKind::dist_graph, "corners"));
+        out.push_back(stencil(d2, upwind(2), TopologyKind::dist_graph, "upwind"));
+    }
+    if (d3[2] >= 3) {
+        out.push_back(stencil(d3, moore(3), TopologyKind::dist_graph, "moore"));
+        out.push_back(stencil(d3, faces_and_corners(3), TopologyKind::graph, "faces+corners"));
+    }
     return out;
 }
 

@@ -66,7 +66,8 @@ BlockSource block_source(const Topology& t, int r, int j);
 
 // A set of topologies for a test sweep over P ranks: Cartesian grids of 1-3 dimensions
 // (periodic, not, mixed, with dimensions of size 1 and 2), graphs and dist graphs (with and
-// without repeated edges).
+// without repeated edges); where MPI_Dims_create's 2-D or 3-D grid of P has extents of 3 or
+// more, stencils over it (Moore and corners as graphs, upwind and von Neumann as dist graphs).
 std::vector<Topology> topologies_for(int ranks, std::uint32_t seed = 1);
 
 } // namespace loom::test
