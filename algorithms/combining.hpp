@@ -85,7 +85,7 @@ struct Stencil {
 // ompi/mpi/c/dims_create.c): ranks' prime factors, largest first, each multiplied into the
 // extent that is smallest so far (the first of equals), then sorted in descending order. A
 // balanced factorisation, though not always the most balanced one (72 in 2-D: 12x6, not 9x8);
-// tests/integration compares it with MPI_Dims_create.
+// collectives_check (check_neighbours.cpp) compares it with MPI_Dims_create up to 1000 ranks.
 std::vector<int> balanced_dims(int ranks, int ndims);
 
 // The stencil `rank`'s lists describe (see the header), trying grids of 2 then 3 dimensions;

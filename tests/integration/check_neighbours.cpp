@@ -7,6 +7,7 @@
 // made from. A block of MPI_PROC_NULL and every gap must stay as it was.
 #include "check_harness.hpp"
 
+#include "combining.hpp"
 #include "neighbour_comms.hpp"
 
 #include <algorithm>
@@ -154,8 +155,25 @@ void neighbour_case(const Setting& base, Collective c, const neighbours::Topolog
     }
 }
 
+// The grids loom's stencil detection tries (loom::balanced_dims) are MPI_Dims_create's, for
+// every P up to 1000 in 2-D and 3-D (once per process: it is local).
+void check_balanced_dims(const Setting& s)
+{
+    static bool checked = false;
+    if (checked) return;
+    checked = true;
+    for (int P = 1; P <= 1000; ++P)
+        for (int d : {2, 3}) {
+            std::vector<int> dims(std::size_t(d), 0);
+            MPI_Dims_create(P, d, dims.data());
+            if (dims != loom::balanced_dims(P, d))
+                fail(s, "balanced_dims(" + std::to_string(P) + ", " + std::to_string(d) + ") is not MPI_Dims_create's");
+        }
+}
+
 void check_neighbours(const Setting& s, Collective c)
 {
+    check_balanced_dims(s);
     HoleyTypes types = make_holey_types();
     auto comms = neighbours::make_all(s.comm, std::uint32_t(s.size * 17 + 3));
     for (const auto& tc : comms)
