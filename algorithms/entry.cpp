@@ -5,6 +5,7 @@
 #include "loom_c_api.h"
 
 #include "callback_transport.hpp"
+#include "combining.hpp"
 #include "guarded.hpp"
 #include "layouts.hpp"
 #include "reduce_kernels.hpp"
@@ -204,7 +205,7 @@ struct Dispatch {
         const auto ndims = std::size_t(n->kind == LOOM_TOPO_CARTESIAN ? n->ndims : 0);
         NeighbourArgs args{
             Neighbourhood{TopologyKind(n->kind), {n->sources, in}, {n->destinations, out}, {n->dims, ndims},
-                          {n->periods, ndims}},
+                          {n->periods, ndims}, static_cast<const Stencil*>(n->stencil)},
             call.sbuf, call.rbuf, {call.counts, sends}, {call.counts + sends, in}, same_block, call.max_requests};
         f(net, mem, args);
     }
@@ -219,6 +220,24 @@ extern "C" void loom_cartesian_neighbours(int ndims, const int* dims, const int*
     const std::vector<int> list = cartesian_neighbours({dims, n}, {periods, n}, rank);
     std::copy(list.begin(), list.end(), out);
 }
+
+extern "C" void* loom_stencil_detect(int comm_size, int rank, int indegree, const int* sources, int outdegree,
+                                     const int* destinations, uint64_t* fingerprint)
+{
+    *fingerprint = 0;
+    try {
+        auto s = detect_stencil(comm_size, rank, {sources, std::size_t(std::max(indegree, 0))},
+                                {destinations, std::size_t(std::max(outdegree, 0))});
+        if (!s) return nullptr;
+        auto* out = new Stencil(std::move(*s));
+        *fingerprint = out->fingerprint;
+        return out;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" void loom_stencil_free(void* stencil) { delete static_cast<Stencil*>(stencil); }
 
 extern "C" std::size_t loom_message_bytes(const loom_call_t* call, int comm_size)
 {

@@ -265,7 +265,18 @@ typedef struct loom_neighbourhood {
     int ndims;
     const int *dims, *periods;
     int degree; /* see above; 0 where not every rank knows one (dist_graph) */
+    /* graph, dist_graph: the stencil (loom_stencil_detect) every rank of the communicator found
+     * its lists to be, with the same fingerprint; NULL if not (the combining algorithm needs it) */
+    const void *stencil;
 } loom_neighbourhood_t;
+
+/* The stencil over a periodic 2-D or 3-D grid (algorithms/combining.hpp, detect_stencil) that
+ * rank's lists describe, or NULL (not one, or out of memory); *fingerprint: its fingerprint
+ * (never 0), or 0 with NULL. The ranks must agree on the fingerprint before it is used. Freed
+ * with loom_stencil_free (NULL: nothing). */
+void *loom_stencil_detect(int comm_size, int rank, int indegree, const int *sources, int outdegree,
+                          const int *destinations, uint64_t *fingerprint);
+void loom_stencil_free(void *stencil);
 
 /* A Cartesian rank's neighbour list (2 ndims entries into out): for each dimension the rank at
  * -1 then at +1, as MPI_Cart_shift(comm, d, 1) gives them, LOOM_NO_NEIGHBOUR off a non-periodic

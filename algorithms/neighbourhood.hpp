@@ -28,6 +28,8 @@ constexpr int kNoNeighbour = -1;
 
 enum class TopologyKind { cartesian, graph, dist_graph };
 
+struct Stencil; // combining.hpp
+
 // A rank's neighbours, in the order MPI defines for its topology:
 //   cartesian   for each dimension d in turn, the rank at -1 then the rank at +1 along d
 //               (MPI_Cart_shift(comm, d, 1)'s source, then its destination); sources and
@@ -42,6 +44,9 @@ struct Neighbourhood {
     std::span<const int> destinations; // block i of the send side goes to destinations[i]
     std::span<const int> dims;         // cartesian: the grid's extent per dimension (else empty)
     std::span<const int> periods;      // cartesian: nonzero where dimension d is periodic
+    // graph and dist_graph: the stencil over a periodic grid that every rank of the communicator
+    // agreed its lists are (combining.hpp, detect_stencil); nullptr if they are not one
+    const Stencil* stencil = nullptr;
 };
 
 // MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v, w), in bytes. Block i of the send side

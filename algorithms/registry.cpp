@@ -4,6 +4,7 @@
 #include "alltoallv.hpp"
 #include "binomial.hpp"
 #include "bruck.hpp"
+#include "combining.hpp"
 #include "gather.hpp"
 #include "halving_doubling.hpp"
 #include "hierarchical.hpp"
@@ -302,6 +303,17 @@ constexpr std::array kNeighbour = {
               kOneNode, NeighbourFn{&shm_neighbour}},
 };
 
+// neighbor_allgather and neighbor_alltoall only (one block size for every neighbour), on a
+// graph or dist graph that every rank agreed is a stencil over a periodic grid (combining.hpp).
+constexpr std::array kStencilNeighbour = {
+    Algorithm{"combining", Collective::neighbor_allgather,
+              "message combining on a stencil over a periodic 2-D or 3-D grid (Traff and Hunold): d phases, each "
+              "sending every block that moves along one dimension in one message per direction",
+              "2d messages (3^d-1 for linear on a full Moore stencil), d rounds; allgather: the bytes of linear on a Moore stencil; "
+              "alltoall: sum over dimensions k of the offsets moving along k (Moore: 2x3^(d-1) blocks per phase)",
+              Needs{.stencil = true}, NeighbourFn{&combining_neighbour}},
+};
+
 // A family's records for another collective that runs the same schedules.
 template <std::size_t N>
 constexpr std::array<Algorithm, N> for_collective(std::array<Algorithm, N> family, Collective c)
@@ -343,9 +355,10 @@ constexpr auto kAlgorithms =
            // read their own count away from the root (the trees forward others' blocks).
            for_collective(named(kGather, "linear", "cma", "shm"), Collective::gatherv),
            for_collective(named(kScatter, "linear", "cma", "shm"), Collective::scatterv), kAlltoallv,
-           for_collective(kAlltoallv, Collective::alltoallw), kNeighbour,
+           for_collective(kAlltoallv, Collective::alltoallw), kNeighbour, kStencilNeighbour,
            for_collective(kNeighbour, Collective::neighbor_allgatherv),
            for_collective(kNeighbour, Collective::neighbor_alltoall),
+           for_collective(kStencilNeighbour, Collective::neighbor_alltoall),
            for_collective(kNeighbour, Collective::neighbor_alltoallv),
            for_collective(kNeighbour, Collective::neighbor_alltoallw));
 
@@ -404,6 +417,7 @@ std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& 
         if (per_slot > ShmComm::kSlotBytes)
             return "an element (one per rank for reduce_scatter_block) is larger than a 32 KiB slot";
     }
+    if (algo.needs.stencil && !call.stencil) return kNoStencil;
     if (algo.needs.segment && !call.segment) return kNoSegment;
     if (algo.needs.single_copy && !call.single_copy) return kNoSingleCopy;
     return std::nullopt;

@@ -184,6 +184,9 @@ struct Needs {
     // Every rank may read the others' memory (CMA, probed when the segment is set up), and
     // the buffers are host memory (the single-copy family).
     bool single_copy = false;
+    // The neighbourhood collectives: a graph or dist graph communicator whose every rank's lists
+    // are one stencil over a periodic grid (combining.hpp, detect_stencil), agreed by all ranks.
+    bool stencil = false;
 
     bool operator==(const Needs&) const = default;
 };
@@ -211,6 +214,7 @@ struct CallShape {
     std::size_t element_bytes = 0; // reductions: bytes of one element of the op; 0 otherwise
     bool single_copy = true;       // the segment's ranks may read each other's memory, and the
                                    // buffers are host memory
+    bool stencil = false;          // a neighbourhood collective's communicator is an agreed stencil
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
@@ -272,6 +276,9 @@ const Algorithm* find_algorithm(Collective c, std::string_view name);
 inline constexpr std::string_view kNoSegment = "the communicator has no shared-memory segment";
 inline constexpr std::string_view kNoSingleCopy =
     "single-copy transfers (XPMEM or CMA) are off: refused on this node, disabled by coll_loom_single_copy, or device buffers";
+
+inline constexpr std::string_view kNoStencil =
+    "the communicator is not a graph or dist graph that every rank agreed is a stencil over a periodic 2-D or 3-D grid";
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);

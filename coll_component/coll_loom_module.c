@@ -4,6 +4,7 @@
  */
 #include "coll_loom.h"
 #include "coll_loom_autotune.h"
+#include "coll_loom_neighbours.h"
 #include "coll_loom_segment.h"
 #include "coll_loom_trace.h"
 #include "loom_version.h"
@@ -52,7 +53,7 @@ static void loom_module_destruct(mca_coll_loom_module_t *m)
     loom_shm_release(m->shm);
     loom_shm_release(m->node_shm);
     loom_topology_release(m->topology);
-    free(m->neighbours);
+    mca_coll_loom_neighbourhood_free(m->neighbours);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_loom_module_t, mca_coll_base_module_t, loom_module_construct, loom_module_destruct);

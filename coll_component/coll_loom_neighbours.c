@@ -6,10 +6,18 @@
  * one's from the grid (as MPI_Cart_shift gives them, loom_cartesian_neighbours), a graph's from
  * its index and edges (MPI_Graph_neighbors), a distributed graph's in and out arrays
  * (MPI_Dist_graph_neighbors; weights play no part in the collectives).
+ *
+ * A graph or distributed graph may be a stencil over a periodic grid (algorithms/combining.hpp),
+ * which the combining algorithm needs: each rank checks its own lists (loom_stencil_detect), and
+ * one allreduce through the component loom replaced makes every rank know whether all of them
+ * found the same stencil (agree_stencil). A Cartesian communicator is never checked: its 2 ndims
+ * face neighbours are one round with linear already.
  */
 #include "coll_loom_neighbours.h"
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/topo/topo.h"
+#include "ompi/op/op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +93,32 @@ static loom_neighbours_t *read_dist_graph(struct ompi_communicator_t *comm)
     return nb;
 }
 
+/* Whether every rank of comm found the stencil this rank found (fingerprints all equal and not
+ * 0): the largest fingerprint and the largest complement, i.e. the smallest fingerprint, from one
+ * allreduce (MAX) every rank makes at the same call (its first neighbourhood collective on comm),
+ * through the previous component: the same answer on every rank. The stencil is kept if so. */
+static int agree_stencil(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module, loom_neighbours_t *nb)
+{
+    uint64_t mine = 0;
+    void *stencil = loom_stencil_detect(ompi_comm_size(comm), ompi_comm_rank(comm), nb->n.indegree, nb->n.sources,
+                                        nb->n.outdegree, nb->n.destinations, &mine);
+    uint64_t send[2] = {mine, ~mine}, most[2] = {0, 0};
+    const int rc = module->previous.allreduce(send, most, 2, &ompi_mpi_uint64_t.dt, &ompi_mpi_op_max.op, comm,
+                                              module->previous.allreduce_module);
+    if (OMPI_SUCCESS == rc && 0 != mine && most[0] == mine && ~most[1] == mine) {
+        nb->n.stencil = stencil;
+        return OMPI_SUCCESS;
+    }
+    loom_stencil_free(stencil);
+    return rc;
+}
+
+void mca_coll_loom_neighbourhood_free(void *neighbours)
+{
+    if (NULL != neighbours) loom_stencil_free((void *)((loom_neighbours_t *)neighbours)->n.stencil);
+    free(neighbours);
+}
+
 const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator_t *comm,
                                                         mca_coll_loom_module_t *module, const char **why)
 {
@@ -101,6 +135,11 @@ const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator
         *why = OMPI_COMM_IS_CART(comm) || OMPI_COMM_IS_GRAPH(comm) || OMPI_COMM_IS_DIST_GRAPH(comm)
                    ? "out of memory for the communicator's neighbours"
                    : "the communicator has no process topology";
+        return NULL;
+    }
+    if (!OMPI_COMM_IS_CART(comm) && OMPI_SUCCESS != agree_stencil(comm, module, nb)) {
+        free(nb);
+        *why = "the allreduce that checks whether the topology is a stencil failed";
         return NULL;
     }
     module->neighbours = nb;

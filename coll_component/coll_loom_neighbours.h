@@ -14,9 +14,14 @@ BEGIN_C_DECLS
  * (freed with it): Open MPI sets a communicator's topology (c_topo) only after it enabled the
  * communicator's modules, so it cannot be read at enable. NULL, with *why, if comm has no process
  * topology (MPI_Neighbor_* on one is an error: the previous component reports it) or memory ran
- * out. The same on every rank: it depends on the topology alone. */
+ * out. The same on every rank: it depends on the topology alone. A graph or dist graph's first
+ * read is collective (an allreduce on comm: whether every rank's lists are one stencil), so every
+ * rank must make it at the same call: its first neighbourhood collective on comm. */
 const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator_t *comm,
                                                         mca_coll_loom_module_t *module, const char **why);
+
+/* Frees what mca_coll_loom_neighbourhood made (the module's neighbours; NULL: nothing). */
+void mca_coll_loom_neighbourhood_free(void *neighbours);
 
 END_C_DECLS
 

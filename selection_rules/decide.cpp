@@ -6,6 +6,7 @@ CallShape shape_of(const CallFacts& c, bool segment)
 {
     CallShape shape{c.ranks, std::size_t(c.bytes), c.commutative, c.nodes, c.ranks_per_node, segment, c.element_bytes};
     shape.single_copy = c.single_copy && c.memory == MemoryKind::host; // device buffers never go single copy
+    shape.stencil = c.stencil;
     return shape;
 }
 

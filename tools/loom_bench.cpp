@@ -417,6 +417,7 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
     const bool neighbours = loom::counts(c) == loom::Counts::per_neighbour;
     loom::CallShape shape{job.size, neighbours ? 0 : k.bytes, true, job.nodes, job.ranks_per_node};
     shape.single_copy = !o.nonblocking;
+    shape.stencil = neighbours && bench::topology() != nullptr && bench::topology()->stencil;
     for (const Contender& x : all)
         if (!x.algorithm || (!loom::why_not(*x.algorithm, shape) && !(x.algorithm->needs.topology && job.nodes < 2)))
             here.push_back(&x);

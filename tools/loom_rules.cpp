@@ -613,6 +613,7 @@ std::vector<std::string> needs_text(const Algorithm& a)
     if (a.needs.equal_nodes) out.push_back("the same number of ranks on every node");
     if (a.needs.segment) out.push_back("a shared-memory segment");
     if (a.needs.single_copy) out.push_back("single copy (CMA) allowed on the node, and host memory");
+    if (a.needs.stencil) out.push_back("a graph or dist graph every rank agreed is a stencil over a periodic grid");
     if (a.needs.element_in_slot)
         out.push_back(a.collective == Collective::reduce_scatter_block ? "one element per rank within a 32 KiB slot"
                                                                        : "an element within a 32 KiB slot");

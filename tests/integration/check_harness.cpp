@@ -48,14 +48,16 @@ void expect_call(const Setting& s, const char* collective, Expect expect, const 
     // shared segment where loom may set up none, single copy where a rank refuses it. A forced
     // shm makes the segment in every form: a blocking call and a persistent request's init at
     // once, a non-blocking call by starting its set-up, which the call itself then waits for
-    // (coll_loom_call.c). Single copy serves blocking calls only (coll_loom_call.c).
+    // (coll_loom_call.c). Single copy serves blocking calls only (coll_loom_call.c). combining
+    // serves stencils only (the topology communicator's Topology says).
     const loom::Algorithm* forced = s.algorithm.empty() ? nullptr : algorithm_named(collective, s.algorithm);
     const bool segments = s.segments;
     const bool single_copy = s.single_copy && s.segments && form == Form::blocking;
     const bool cannot_serve =
         forced != nullptr &&
         ((forced->needs.same_node && s.nodes > 1) || (forced->needs.equal_nodes && !s.equal_nodes) ||
-         (forced->needs.segment && !segments) || (forced->needs.single_copy && !single_copy));
+         (forced->needs.segment && !segments) || (forced->needs.single_copy && !single_copy) ||
+         (forced->needs.stencil && !s.stencil));
     if (expect == Expect::served && cannot_serve) expect = Expect::declined;
     if (expect == Expect::kept) expect = Expect::served;
     const auto served0 = c.served(), declined0 = c.declined();

@@ -35,6 +35,7 @@ struct Setting {
     bool equal_nodes = true; // every node the same number of ranks, else hierarchical_rs declines
     bool segments = true;    // loom may set up shared segments (coll_loom_shm_max_mib > 0), else shm declines
     bool single_copy = true; // every rank allows single copy (coll_loom_single_copy), else cma declines
+    bool stencil = false;    // a neighbourhood collective's communicator is a stencil, else combining declines
 };
 
 // Counts cases and failures; checks loom's served/declined counters around each call. With

@@ -166,7 +166,9 @@ void run_case(const Setting& s, const std::string& what, const std::string& kind
     if (served + declined > 1)
         fail(s, what + ": loom counted " + std::to_string(served + declined) + " calls", "counters");
     if (s.forced == nullptr) return;
-    const auto no = loom::why_not(*s.forced, loom::CallShape{s.size, message_bytes, true, s.nodes, s.most});
+    loom::CallShape shape{s.size, message_bytes, true, s.nodes, s.most};
+    shape.stencil = s.stencil;
+    const auto no = loom::why_not(*s.forced, shape);
     if (!no) ++totals.calls_servable;
     totals.calls_served += long(served);
     if (!no && declined == 1)

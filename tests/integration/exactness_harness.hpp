@@ -87,6 +87,7 @@ struct Setting {
     loom::Collective collective;
     const loom::Algorithm* forced; // nullptr: loom's own choice
     std::string label;             // "" (loom's choice), "ring", "pat@256", "binomial segment=4096", ...
+    bool stencil = false;          // a neighbourhood collective's communicator is a stencil (combining.hpp)
 };
 
 // Runs one call: the buffers (nulls skipped) are frozen and expected by the caller. Compares

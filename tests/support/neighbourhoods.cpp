@@ -1,6 +1,8 @@
 // Test topologies and the reference pairing of neighbour blocks (neighbourhoods.hpp).
 #include "neighbourhoods.hpp"
 
+#include "combining.hpp"
+
 #include <algorithm>
 #include <random>
 #include <stdexcept>
@@ -84,6 +86,86 @@ Topology random_dist_graph(int ranks, int degree, std::uint32_t seed, bool multi
     return t;
 }
 
+Topology stencil(std::vector<int> dims, const std::vector<std::vector<int>>& offsets, TopologyKind kind,
+                 const std::string& name)
+{
+    Topology t;
+    t.kind = kind;
+    int ranks = 1;
+    for (int e : dims) ranks *= e;
+    t.name = name + " stencil " + (kind == TopologyKind::graph ? "graph " : "dist_graph ");
+    for (std::size_t d = 0; d < dims.size(); ++d) t.name += (d == 0 ? "" : "x") + std::to_string(dims[d]);
+    // The rank at offset o (times sign) from r, in row-major order, every dimension periodic.
+    auto at = [&](int r, const std::vector<int>& o, int sign) {
+        int out = 0, stride = 1;
+        for (std::size_t d = dims.size(); d-- > 0;) {
+            const int e = dims[d], c = (r / stride) % e;
+            out += ((c + sign * o[d]) % e + e) % e * stride;
+            stride *= e;
+        }
+        return out;
+    };
+    for (int r = 0; r < ranks; ++r) {
+        std::vector<int> src, dst;
+        for (const auto& o : offsets) src.push_back(at(r, o, +1));
+        if (kind == TopologyKind::graph)
+            dst = src;
+        else
+            for (auto o = offsets.rbegin(); o != offsets.rend(); ++o) dst.push_back(at(r, *o, -1));
+        t.sources.push_back(src);
+        t.destinations.push_back(dst);
+    }
+    t.stencil = dims == balanced_dims(ranks, int(dims.size()));
+    for (std::size_t d = 0; d < dims.size(); ++d)
+        for (const auto& o : offsets)
+            if (o[d] != 0 && dims[d] < 3) t.stencil = false;
+    return t;
+}
+
+namespace {
+// Every offset of {-1, 0, +1}^d \ {0} (in the order of d base-3 digits) that `keep` keeps.
+template <class Keep>
+std::vector<std::vector<int>> offsets_where(int ndims, Keep keep)
+{
+    std::vector<std::vector<int>> out;
+    int count = 1;
+    for (int d = 0; d < ndims; ++d) count *= 3;
+    for (int code = 0; code < count; ++code) {
+        std::vector<int> o;
+        int nonzero = 0;
+        for (int d = 0, c = code; d < ndims; ++d, c /= 3) {
+            o.push_back(c % 3 - 1);
+            nonzero += o.back() != 0;
+        }
+        if (nonzero > 0 && keep(o, nonzero)) out.push_back(o);
+    }
+    return out;
+}
+} // namespace
+
+std::vector<std::vector<int>> von_neumann(int ndims)
+{
+    return offsets_where(ndims, [](const std::vector<int>&, int nonzero) { return nonzero == 1; });
+}
+std::vector<std::vector<int>> moore(int ndims)
+{
+    return offsets_where(ndims, [](const std::vector<int>&, int) { return true; });
+}
+std::vector<std::vector<int>> faces_and_corners(int ndims)
+{
+    return offsets_where(ndims, [ndims](const std::vector<int>&, int nonzero) { return nonzero == 1 || nonzero == ndims; });
+}
+std::vector<std::vector<int>> corners(int ndims)
+{
+    return offsets_where(ndims, [ndims](const std::vector<int>&, int nonzero) { return nonzero == ndims; });
+}
+std::vector<std::vector<int>> upwind(int ndims)
+{
+    return offsets_where(ndims, [](const std::vector<int>& o, int) {
+        return std::all_of(o.begin(), o.end(), [](int v) { return v >= 0; });
+    });
+}
+
 BlockSource block_source(const Topology& t, int r, int j)
 {
     const auto& src = t.sources[std::size_t(r)];
@@ -115,6 +197,17 @@ std::vector<Topology> topologies_for(int ranks, std::uint32_t seed)
     out.push_back(random_graph(ranks, 4, seed + 1, true));
     out.push_back(random_dist_graph(ranks, 4, seed + 2));
     out.push_back(random_dist_graph(ranks, 5, seed + 3, true));
+    // Stencils over MPI_Dims_create's grids, where they are unambiguous (extents of 3 or more).
+    const std::vector<int> d2 = balanced_dims(ranks, 2), d3 = balanced_dims(ranks, 3);
+    if (d2[1] >= 3) {
+        out.push_back(stencil(d2, moore(2), TopologyKind::graph, "moore"));
+        out.push_back(stencil(d2, corners(2), TopologyKind::dist_graph, "corners"));
+        out.push_back(stencil(d2, upwind(2), TopologyKind::dist_graph, "upwind"));
+    }
+    if (d3[2] >= 3) {
+        out.push_back(stencil(d3, moore(3), TopologyKind::dist_graph, "moore"));
+        out.push_back(stencil(d3, faces_and_corners(3), TopologyKind::graph, "faces+corners"));
+    }
     return out;
 }
 

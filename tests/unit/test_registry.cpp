@@ -33,9 +33,9 @@ const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable =
     {Collective::scatterv, {"linear", "cma", "shm"}},
     {Collective::alltoallv, {"pairwise", "linear", "cma", "shm"}},
     {Collective::alltoallw, {"pairwise", "linear", "cma", "shm"}},
-    {Collective::neighbor_allgather, {"linear", "shm"}},
+    {Collective::neighbor_allgather, {"linear", "shm", "combining"}},
     {Collective::neighbor_allgatherv, {"linear", "shm"}},
-    {Collective::neighbor_alltoall, {"linear", "shm"}},
+    {Collective::neighbor_alltoall, {"linear", "shm", "combining"}},
     {Collective::neighbor_alltoallv, {"linear", "shm"}},
     {Collective::neighbor_alltoallw, {"linear", "shm"}},
 };

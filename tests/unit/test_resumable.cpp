@@ -7,7 +7,9 @@
 // algorithm that can run without a shared segment, for every collective, P of 1..9 and a few
 // larger, counts 1, small, odd and large, in place and not; results equal the same algorithm
 // run directly (run_call on the blocking in-process transport).
+#include "combining.hpp"
 #include "fiber.hpp"
+#include "neighbourhoods.hpp"
 #include "registry.hpp"
 #include "shm.hpp"
 #include "test_support.hpp"
@@ -24,6 +26,7 @@
 #include <unistd.h>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -102,13 +105,17 @@ struct RankCall {
     loom_call_t call{};
     std::size_t keep = ~std::size_t(0); // bytes of recv that are the result
     std::vector<int> ring;              // the neighbourhood collectives: a periodic ring's neighbours
+    std::vector<int> moore;             // or (combining) a Moore stencil graph's, and its stencil
+    std::optional<Stencil> stencil;
     loom_neighbourhood_t neighbours{};
 };
 
 const Reduction int_sum = kernel(LOOM_OP_SUM, LOOM_TYPE_INT32);
 
-// Rank r's call number k of collective c on P ranks: count and in-place use vary with k.
-RankCall prepare(Collective c, int r, int P, int k)
+// Rank r's call number k of collective c on P ranks: count and in-place use vary with k. The
+// neighbourhood collectives run on a ring, or with `stencil` (an algorithm that needs one) on
+// a Moore stencil graph over MPI_Dims_create's 2-D grid of P.
+RankCall prepare(Collective c, int r, int P, int k, bool stencil = false)
 {
     const std::size_t n = std::vector<std::size_t>{1, 7, 97, 3001}[std::size_t(k) % 4];
     const bool in_place = k % 2 == 1;
@@ -192,6 +199,16 @@ RankCall prepare(Collective c, int r, int P, int k)
     }
     case Layout::neighbour_gathered:
     case Layout::per_neighbour: { // a periodic ring (-1, +1): blocks of n bytes
+        if (stencil) {
+            const test::Topology t = test::stencil(balanced_dims(P, 2), test::moore(2), TopologyKind::graph, "moore");
+            rc.moore = t.sources[std::size_t(r)];
+            rc.stencil = detect_stencil(P, r, rc.moore, rc.moore);
+            const std::size_t out = layout(c) == Layout::neighbour_gathered ? 1 : 8;
+            rc.counts.assign(out + 8, n);
+            rc.send = pattern(r, n * out, std::size_t(k));
+            rc.recv = Bytes(8 * n, std::byte{0x5a});
+            break;
+        }
         rc.ring = {(r + P - 1) % P, (r + 1) % P, P, 1}; // the lists, then dims and periods
         const std::size_t out = layout(c) == Layout::neighbour_gathered ? 1 : 2;
         rc.counts.assign(out + 2, n);
@@ -218,7 +235,12 @@ void point_at_buffers(RankCall& rc, const Algorithm& algo)
     rc.call.chosen = &algo;
     if (!rc.ring.empty()) {
         rc.neighbours = loom_neighbourhood_t{LOOM_TOPO_CARTESIAN, 2, 2, rc.ring.data(), rc.ring.data(), 1, rc.ring.data() + 2,
-                                            rc.ring.data() + 3, 2};
+                                            rc.ring.data() + 3, 2, nullptr};
+        rc.call.neighbours = &rc.neighbours;
+    }
+    if (!rc.moore.empty()) {
+        rc.neighbours = loom_neighbourhood_t{LOOM_TOPO_GRAPH, 8, 8, rc.moore.data(), rc.moore.data(), 0, nullptr, nullptr,
+                                            8, rc.stencil ? &*rc.stencil : nullptr};
         rc.call.neighbours = &rc.neighbours;
     }
 }
@@ -234,7 +256,7 @@ std::vector<std::vector<Bytes>> run_directly(Collective c, const Algorithm& algo
     std::vector<std::vector<Bytes>> out(std::size_t(P), std::vector<Bytes>(std::size_t(K), Bytes{}));
     run_ranks(P, [&](InprocTransport& net) {
         for (int k = 0; k < K; ++k) {
-            RankCall rc = prepare(c, net.rank(), P, k);
+            RankCall rc = prepare(c, net.rank(), P, k, algo.needs.stencil);
             point_at_buffers(rc, algo);
             HostMemory mem;
             run_call(algo, net, mem, rc.call);
@@ -262,7 +284,7 @@ ResumableRun run_resumable(Collective c, const Algorithm& algo, int P, int K)
     std::vector<loom_resumable_t*> ops;
     for (int r = 0; r < P; ++r)
         for (int k = 0; k < K; ++k) {
-            calls.push_back(prepare(c, r, P, k));
+            calls.push_back(prepare(c, r, P, k, algo.needs.stencil));
             point_at_buffers(calls.back(), algo);
             ends.push_back(End{&fabric, r, P, k, {}});
             const loom_transport_t t{&ends.back(), r,       P,       end_isend, end_irecv,    must_not_block,
@@ -307,6 +329,7 @@ std::vector<const Algorithm*> resumable_algorithms(Collective c, int P)
     shape.segment = false;
     shape.single_copy = false;
     shape.element_bytes = 4;
+    shape.stencil = balanced_dims(P, 2)[1] >= 3; // a Moore stencil graph (prepare)
     std::vector<const Algorithm*> list;
     for (const Algorithm& a : all_algorithms())
         if (a.collective == c && !a.needs.topology && !why_not(a, shape)) list.push_back(&a);

@@ -1,6 +1,8 @@
 // bench_topology: see bench_topology.hpp.
 #include "bench_topology.hpp"
 
+#include "combining.hpp"
+
 #include <array>
 #include <sstream>
 
@@ -76,6 +78,15 @@ BenchTopology::BenchTopology(const TopologySpec& s, int rank) : spec(s), neighbo
     const int n = int(neighbours.size());
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, neighbours.data(), MPI_UNWEIGHTED, n, neighbours.data(),
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+    // A stencil if every rank found the same one (the glue's test: coll_loom_neighbours.c).
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const auto found = detect_stencil(size, rank, neighbours, neighbours);
+    const unsigned long long mine = found ? found->fingerprint : 0;
+    unsigned long long most[2] = {0, 0};
+    const unsigned long long send[2] = {mine, ~mine};
+    MPI_Allreduce(send, most, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    stencil = mine != 0 && most[0] == mine && ~most[1] == mine;
 }
 
 BenchTopology::~BenchTopology()

@@ -47,6 +47,9 @@ struct BenchTopology {
     TopologySpec spec;
     MPI_Comm comm = MPI_COMM_NULL;
     std::vector<int> neighbours; // MPI's order; kNoNeighbour = MPI_PROC_NULL
+    // Every rank's lists are one stencil over MPI_Dims_create's grid (algorithms/combining.hpp),
+    // as loom's glue finds it: the combining algorithm can serve the communicator.
+    bool stencil = false;
     BenchTopology(const TopologySpec& s, int rank);
     ~BenchTopology();
     BenchTopology(const BenchTopology&) = delete;
