@@ -254,13 +254,7 @@ void rooted_v_arrays(bool gather, bool persistent, int n0, int salt)
     if (types_freed_early) MPI_Type_free(&pair);
     Junk junk;
     junk.make(size);
-    for (int start = 0; start < (persistent ? 3 : 1); ++start) {
-        const int s = salt + start;
-        if (persistent) {
-            fill(s);
-            MPI_Start(&req);
-        }
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    complete_and_check(req, persistent, salt, fill, [&](int s, int start) {
         bool ok = true;
         if (gather && is_root)
             for (int q = 0; q < size; ++q)
@@ -271,7 +265,7 @@ void rooted_v_arrays(bool gather, bool persistent, int n0, int salt)
         if (!ok)
             fail(std::string(gather ? "gatherv" : "scatterv") + (persistent ? "_init" : " (non-blocking)") +
                  " with freed arrays, n0 " + std::to_string(n0) + ", start " + std::to_string(start) + ": wrong result");
-    }
+    });
     if (persistent) MPI_Request_free(&req);
     if (!types_freed_early) MPI_Type_free(&pair);
 }
