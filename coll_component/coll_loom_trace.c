@@ -47,6 +47,20 @@ static void copy_text(char *dst, size_t size, const char *src)
     dst[i] = '\0';
 }
 
+/* A rule's source ("FILE:LINE") keeps its end where it is too long: "..." and the last
+ * characters, so the file's name and the line survive a long directory. */
+static void copy_tail(char *dst, size_t size, const char *src)
+{
+    const size_t n = NULL != src ? strlen(src) : 0;
+    if (n < size) {
+        copy_text(dst, size, src);
+        return;
+    }
+    memcpy(dst, "...", 3);
+    memcpy(dst + 3, src + n - (size - 4), size - 4);
+    dst[size - 1] = '\0';
+}
+
 void loom_trace_open(void)
 {
     const char *dir = mca_coll_loom_component.trace_dir;
@@ -127,7 +141,7 @@ static int is_current(loom_kind_t kind, loom_coll_t coll, struct ompi_communicat
 static void set_served(loom_trace_event_t *e, const loom_call_t *call, const char *algorithm, const char *rule)
 {
     e->algorithm = algorithm;
-    copy_text(e->rule, sizeof(e->rule), rule);
+    copy_tail(e->rule, sizeof(e->rule), rule);
     e->chosen = NULL != call ? call->chosen : NULL;
     e->leaders = NULL != call ? call->leaders : NULL;
     e->segment_bytes = NULL != call ? call->segment_bytes : 0;
