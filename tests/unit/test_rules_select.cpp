@@ -940,25 +940,43 @@ TEST_CASE("loom_choose: with the segment pending, shm serves with a stand-in tha
     load_user_rules("");
 }
 
+// Tables with only an shm rule (t:1) and a fallback rule (t:2) for collective c, nothing else
+// for it in any table, and a non-blocking call of c on 3 ranks of one node decided while the
+// segment is being set up.
+namespace {
+struct ShmThenHandOn {
+    Resolved tables;
+    Rule shm_rule, hand_on;
+    Collective c;
+
+    explicit ShmThenHandOn(Collective collective) : c(collective)
+    {
+        shm_rule.collective = hand_on.collective = c;
+        shm_rule.algorithm = "shm";
+        shm_rule.source = "t:1";
+        hand_on.source = "t:2";
+        tables.candidates[std::size_t(c)] = {{&shm_rule, find_algorithm(c, "shm")}, {&hand_on, nullptr}};
+    }
+    CallFacts pending_call() const
+    {
+        CallFacts f;
+        f.collective = c;
+        f.ranks = 3;
+        f.nodes = 1;
+        f.ranks_per_node = 3;
+        f.form = Form::nonblocking;
+        f.segment = SegmentState::pending;
+        return f;
+    }
+};
+} // namespace
+
 TEST_CASE("decide: with the segment pending and no rule to stand in, the registry's first algorithm stands in",
           "[rules]")
 {
-    // Only shm and a fallback rule, and nothing else in any table for this collective.
-    Resolved tables;
-    Rule shm_rule, hand_on;
-    shm_rule.collective = hand_on.collective = Collective::barrier;
-    shm_rule.algorithm = "shm";
-    shm_rule.source = "t:1";
-    hand_on.source = "t:2";
-    tables.candidates[std::size_t(Collective::barrier)] = {{&shm_rule, find_algorithm(Collective::barrier, "shm")},
-                                                           {&hand_on, nullptr}};
-    CallFacts f;
-    f.collective = Collective::barrier;
-    f.ranks = 3;
-    f.nodes = 1;
-    f.ranks_per_node = 3;
-    f.form = Form::nonblocking;
-    f.segment = SegmentState::pending;
+    ShmThenHandOn t(Collective::barrier);
+    const Resolved& tables = t.tables;
+    CallFacts f = t.pending_call();
     // The first barrier the registry lists that needs no segment and reads no leaders.
     const Algorithm* first = nullptr;
     for (const Algorithm& a : all_algorithms())
@@ -984,22 +1002,8 @@ TEST_CASE("decide: a neighbourhood call on shm with the segment pending has line
 {
     // What the built-in table's neighbor_allgather(v) kept=yes rows once did: a non-blocking
     // call decided while the segment is set up waits for it instead of being handed on.
-    Resolved tables;
-    Rule shm_rule, hand_on;
-    shm_rule.collective = hand_on.collective = Collective::neighbor_allgather;
-    shm_rule.algorithm = "shm";
-    shm_rule.source = "t:1";
-    hand_on.source = "t:2";
-    tables.candidates[std::size_t(Collective::neighbor_allgather)] = {
-        {&shm_rule, find_algorithm(Collective::neighbor_allgather, "shm")}, {&hand_on, nullptr}};
-    CallFacts f;
-    f.collective = Collective::neighbor_allgather;
-    f.ranks = 3;
-    f.nodes = 1;
-    f.ranks_per_node = 3;
-    f.form = Form::nonblocking;
-    f.segment = SegmentState::pending;
-    const Decision d = decide(f, tables);
+    ShmThenHandOn t(Collective::neighbor_allgather);
+    const Decision d = decide(t.pending_call(), t.tables);
     CHECK(d.algorithm == find_algorithm(Collective::neighbor_allgather, "shm"));
     REQUIRE(d.stand_in.algorithm != nullptr);
     CHECK(d.stand_in.algorithm->name == "linear");
