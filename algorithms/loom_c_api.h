@@ -434,6 +434,13 @@ void *loom_rules_resolve(int comm_size, const char *const *hostnames);
  * shape and shared, so this costs a lookup and one small allocation. */
 void *loom_rules_resolve_shape(int comm_size, int nodes, int ranks_per_node);
 void loom_rules_release(void *resolved);
+/* Whether an algorithm that needs a stencil (algorithms/combining.hpp: the communicator agreed
+ * to be one) may ever serve a call on a communicator with these tables: `forced` (one value per
+ * loom_coll_t, as coll_loom_<collective>_algorithm; NULL or "" for none) names one, or a rule of
+ * `resolved` that applies to the communicator does. Every rank answers alike (ranks agree on
+ * their rules and parameters), so the glue makes the stencil's agreement - a collective - only
+ * then, and never on a job whose rules cannot use it. */
+int loom_rules_may_need_stencil(const void *resolved, const char *const *forced);
 
 /* The algorithm that will serve `call` on `comm_size` ranks: `forced` if it is non-empty
  * and can serve the call, otherwise the first rule of `resolved` (NULL: rules resolved for

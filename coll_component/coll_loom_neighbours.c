@@ -10,8 +10,11 @@
  * A graph or distributed graph may be a stencil over a periodic grid (algorithms/combining.hpp),
  * which the combining algorithm needs: each rank checks its own lists (loom_stencil_detect), and
  * one allreduce through the component loom replaced makes every rank know whether all of them
- * found the same stencil (agree_stencil). A Cartesian communicator is never checked: its 2 ndims
- * face neighbours are one round with linear already.
+ * found the same stencil (agree_stencil). That allreduce is made only where an algorithm that
+ * needs a stencil may serve (a rule for the communicator or a forced parameter names one, or
+ * online tuning may try one: stencil_may_serve); the built-in table names none, so a job without
+ * such a rule pays nothing for it. A Cartesian communicator is never checked: its 2 ndims face
+ * neighbours are one round with linear already.
  */
 #include "coll_loom_neighbours.h"
 
@@ -113,6 +116,17 @@ static int agree_stencil(struct ompi_communicator_t *comm, mca_coll_loom_module_
     return rc;
 }
 
+/* Whether comm's calls may ever be served by an algorithm that needs an agreed stencil: the same
+ * on every rank (rules and parameters are agreed, coll_loom_agree.c), so every rank makes the
+ * agreement's allreduce or none does. A forced parameter or rule set later (MPI_T) finds the
+ * communicator's neighbourhood already read without a stencil: such algorithms pass over it. */
+static int stencil_may_serve(struct ompi_communicator_t *comm, mca_coll_loom_module_t *module)
+{
+    if (mca_coll_loom_component.autotune) return 1;
+    return loom_rules_may_need_stencil(mca_coll_loom_rules(comm, module),
+                                       (const char *const *)mca_coll_loom_component.forced);
+}
+
 void mca_coll_loom_neighbourhood_free(void *neighbours)
 {
     if (NULL != neighbours) loom_stencil_free((void *)((loom_neighbours_t *)neighbours)->n.stencil);
@@ -137,7 +151,7 @@ const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator
                    : "the communicator has no process topology";
         return NULL;
     }
-    if (!OMPI_COMM_IS_CART(comm) && OMPI_SUCCESS != agree_stencil(comm, module, nb)) {
+    if (!OMPI_COMM_IS_CART(comm) && stencil_may_serve(comm, module) && OMPI_SUCCESS != agree_stencil(comm, module, nb)) {
         free(nb);
         *why = "the allreduce that checks whether the topology is a stencil failed";
         return NULL;

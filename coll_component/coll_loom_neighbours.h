@@ -15,8 +15,9 @@ BEGIN_C_DECLS
  * communicator's modules, so it cannot be read at enable. NULL, with *why, if comm has no process
  * topology (MPI_Neighbor_* on one is an error: the previous component reports it) or memory ran
  * out. The same on every rank: it depends on the topology alone. A graph or dist graph's first
- * read is collective (an allreduce on comm: whether every rank's lists are one stencil), so every
- * rank must make it at the same call: its first neighbourhood collective on comm. */
+ * read may be collective (an allreduce on comm: whether every rank's lists are one stencil, made
+ * only where the rules or parameters may choose an algorithm that needs one), so every rank must
+ * make it at the same call: its first neighbourhood collective on comm. */
 const loom_neighbourhood_t *mca_coll_loom_neighbourhood(struct ompi_communicator_t *comm,
                                                         mca_coll_loom_module_t *module, const char **why);
 

@@ -159,6 +159,26 @@ extern "C" void* loom_rules_resolve(int comm_size, const char* const* hostnames)
 
 extern "C" void loom_rules_release(void* resolved) { delete static_cast<ResolvedHandle*>(resolved); }
 
+extern "C" int loom_rules_may_need_stencil(const void* resolved, const char* const* forced)
+{
+    try {
+        const auto* h = static_cast<const ResolvedHandle*>(resolved);
+        for (std::size_t c = 0; c < kCollectiveCount; ++c) {
+            const char* name = forced != nullptr ? forced[c] : nullptr;
+            if (name != nullptr && name[0] != '\0') {
+                const Algorithm* a = find_algorithm(Collective(c), name);
+                if (a != nullptr && a->needs.stencil) return 1;
+            }
+            if (h == nullptr) continue;
+            for (const auto& candidate : h->tables->candidates[c])
+                if (candidate.algorithm != nullptr && candidate.algorithm->needs.stencil) return 1;
+        }
+        return 0;
+    } catch (...) {
+        return 0; // never thrown (no allocation); if it were, no rank would agree, alike
+    }
+}
+
 namespace {
 rules::SegmentState segment_state(int segment)
 {

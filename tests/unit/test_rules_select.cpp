@@ -1056,3 +1056,35 @@ TEST_CASE("rules: tables are narrowed once per communicator shape and shared", "
           a->candidates[std::size_t(Collective::allreduce)].size() + 1);
     load_user_rules("");
 }
+
+TEST_CASE("rules: a stencil is agreed only where a rule or forced parameter may choose combining", "[rules]")
+{
+    // The glue's allreduce that makes a graph communicator's ranks agree on a stencil runs only
+    // where loom_rules_may_need_stencil says an algorithm needing one may serve.
+    std::vector<const char*> forced(kCollectiveCount, "");
+    void* resolved = loom_rules_resolve_shape(9, 1, 9);
+    REQUIRE(resolved != nullptr);
+    CHECK(loom_rules_may_need_stencil(resolved, forced.data()) == 0); // the built-in table names none
+    CHECK(loom_rules_may_need_stencil(nullptr, nullptr) == 0);
+    forced[std::size_t(Collective::neighbor_alltoall)] = "linear";
+    CHECK(loom_rules_may_need_stencil(resolved, forced.data()) == 0);
+    forced[std::size_t(Collective::neighbor_alltoall)] = "combining";
+    CHECK(loom_rules_may_need_stencil(resolved, forced.data()) == 1);
+    CHECK(loom_rules_may_need_stencil(nullptr, forced.data()) == 1);
+    forced[std::size_t(Collective::neighbor_alltoall)] = "";
+    loom_rules_release(resolved);
+
+    // A rule naming it counts where it applies to the communicator, not elsewhere.
+    const TempFile f("loom-rules 1\n"
+                     "ineighbor_allgather 9-16 * combining topology=graph\n");
+    REQUIRE(load_user_rules(f.path.string()).empty());
+    resolved = loom_rules_resolve_shape(9, 1, 9);
+    REQUIRE(resolved != nullptr);
+    CHECK(loom_rules_may_need_stencil(resolved, forced.data()) == 1);
+    loom_rules_release(resolved);
+    resolved = loom_rules_resolve_shape(8, 1, 8);
+    REQUIRE(resolved != nullptr);
+    CHECK(loom_rules_may_need_stencil(resolved, forced.data()) == 0);
+    loom_rules_release(resolved);
+    load_user_rules("");
+}
