@@ -62,6 +62,31 @@ std::uint64_t fingerprint_of(const Stencil& s)
     return h == 0 ? 1 : h;
 }
 
+// Stencil::one_size: the sources' offsets closed under negation, and every rank reached from
+// rank 0 by steps along them (a breadth-first walk: P ranks, |sources| steps each, once per
+// communicator).
+bool one_block_size(const Stencil& s, int comm_size)
+{
+    for (const StencilOffset& o : s.sources)
+        if (std::find(s.sources.begin(), s.sources.end(), negated(o)) == s.sources.end()) return false;
+    std::vector<char> seen(std::size_t(comm_size), 0);
+    std::vector<int> todo{0};
+    seen[0] = 1;
+    int reached = 1;
+    while (!todo.empty()) {
+        const int r = todo.back();
+        todo.pop_back();
+        for (const StencilOffset& o : s.sources) {
+            const int q = s.neighbour(r, o);
+            if (seen[std::size_t(q)]) continue;
+            seen[std::size_t(q)] = 1;
+            ++reached;
+            todo.push_back(q);
+        }
+    }
+    return reached == comm_size;
+}
+
 std::optional<Stencil> fit(int comm_size, int rank, int ndims, std::span<const int> sources,
                            std::span<const int> destinations)
 {
@@ -88,6 +113,7 @@ std::optional<Stencil> fit(int comm_size, int rank, int ndims, std::span<const i
         if (std::find(s.destinations.begin(), s.destinations.end(), negated(o)) == s.destinations.end())
             return std::nullopt;
     s.fingerprint = fingerprint_of(s);
+    s.one_size = one_block_size(s, comm_size);
     return s;
 }
 

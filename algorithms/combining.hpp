@@ -17,6 +17,17 @@
 // extents and ordered offset lists): its fingerprint, compared across the communicator by the
 // glue (coll_loom_neighbours.c), says so.
 //
+// One block size (Stencil::one_size). MPI matches a rank's send block with each destination's
+// receive block. Where the sources' offsets are closed under negation (every neighbour is both a
+// source and a destination) and reach every rank of the torus (the offsets generate the grid: a
+// 3x3 Moore or von Neumann stencil does; the four corners of a 4x4 grid reach only half of it),
+// every rank therefore holds the same pair {send block, receive block}: the larger of the two is
+// a message size every rank knows alike (message_bytes, entry.cpp: rules may choose by it), and
+// whether the two are equal, which combining needs, is the same on every rank. Elsewhere (an
+// upwind stencil, a grid the offsets cut in pieces) neither is: a rank may send 4 bytes and
+// receive 8 while its neighbour has equal blocks, so combining is not chosen there (the registry
+// asks for CallShape::stencil, which entry.cpp's combinable sets only for one_size stencils).
+//
 // Schedule (combining_neighbour): d phases. A block that rank q sends to its destination at
 // offset t travels dimension by dimension: in phase k it moves t[k] along dimension k (not at all
 // if t[k] is 0), so that after phase d - 1 it is at q + t. In phase k every rank sends to its +1
@@ -76,6 +87,9 @@ struct Stencil {
     std::vector<StencilOffset> sources;         // sources[j]: the offset of source j
     std::vector<StencilOffset> destinations;    // destinations[i]: the offset of destination i
     std::uint64_t fingerprint = 0;              // of ndims, extents and both ordered lists; never 0
+    // The sources' offsets are closed under negation and reach every rank: every rank has the
+    // same pair of block sizes (see the header). Follows from what the fingerprint covers.
+    bool one_size = false;
 
     // The rank at `offset` from `rank` on the torus.
     int neighbour(int rank, const StencilOffset& offset) const;

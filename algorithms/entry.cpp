@@ -109,17 +109,43 @@ static_assert(int(TopologyKind::cartesian) == LOOM_TOPO_CARTESIAN && int(Topolog
                   int(TopologyKind::dist_graph) == LOOM_TOPO_DIST_GRAPH && kNoNeighbour == LOOM_NO_NEIGHBOUR,
               "loom_c_api.h's topology values are neighbourhood.hpp's");
 
+// Whether every rank of the call's communicator has the same pair of block sizes: a Cartesian
+// grid, or an agreed stencil of one block size (combining.hpp, Stencil::one_size).
+bool one_block_pair(const loom_neighbourhood_t& n)
+{
+    return n.kind == LOOM_TOPO_CARTESIAN ||
+           (n.stencil != nullptr && static_cast<const Stencil*>(n.stencil)->one_size);
+}
+
+// The call's block sizes (loom_c_api.h: the send side's, then one per source): the smallest and
+// the largest.
+std::pair<std::size_t, std::size_t> block_range(const loom_call_t& call, const loom_neighbourhood_t& n)
+{
+    const bool same_block = layout(collective_of(call)) == Layout::neighbour_gathered;
+    const auto entries = std::size_t(same_block ? 1 : n.outdegree) + std::size_t(n.indegree);
+    const auto [lo, hi] = std::minmax_element(call.counts, call.counts + entries);
+    return {*lo, *hi};
+}
+
 // The uniform neighbourhood collectives' agreed size (message_bytes): the largest of the call's
-// block sizes (loom_c_api.h: the send side's, then one per source) on a Cartesian communicator.
+// block sizes where every rank holds the same pair of them (one_block_pair), else 0.
 std::size_t agreed_neighbour_block(const loom_call_t& call)
 {
     const loom_neighbourhood_t* n = call.neighbours;
-    if (n == nullptr || n->kind != LOOM_TOPO_CARTESIAN || call.counts == nullptr) return 0;
-    const bool same_block = layout(collective_of(call)) == Layout::neighbour_gathered;
-    const auto entries = std::size_t(same_block ? 1 : n->outdegree) + std::size_t(n->indegree);
-    return *std::max_element(call.counts, call.counts + entries);
+    if (n == nullptr || call.counts == nullptr || !one_block_pair(*n)) return 0;
+    return block_range(call, *n).second;
 }
 } // namespace
+
+bool combinable(const loom_call_t& call)
+{
+    const loom_neighbourhood_t* n = call.neighbours;
+    if (n == nullptr || n->kind == LOOM_TOPO_CARTESIAN || !one_block_pair(*n) ||
+        !uniform_neighbour_blocks(collective_of(call)) || call.counts == nullptr)
+        return false;
+    const auto [lo, hi] = block_range(call, *n);
+    return lo == hi;
+}
 
 // The one definition of "message size", used for selection (and, with the rule table, by
 // rules, tools and verbose output), by the collective's layout (collectives.def; its record in
@@ -132,8 +158,9 @@ std::size_t agreed_neighbour_block(const loom_call_t& call)
 //   per_peer_v 0 (alltoallv, alltoallw: below)
 //   none       0 (barrier)
 //   neighbour_gathered, per_neighbour  0 (the neighbourhood collectives: below)
-// neighbor_allgather and neighbor_alltoall on a Cartesian communicator: the larger of a send and a
-// receive block (registry.hpp, uniform_neighbour_blocks); on a graph or distributed graph, 0.
+// neighbor_allgather and neighbor_alltoall on a Cartesian communicator, or a graph or distributed
+// graph every rank agreed is a stencil of one block size (combining.hpp): the larger of a send and
+// a receive block (registry.hpp, uniform_neighbour_blocks); on other graphs, 0.
 // A unit is an element of the op for a reduction, a byte otherwise. Where the counts differ from
 // rank to rank (gatherv, scatterv: only the root knows them all; alltoallv, alltoallw) it is 0:
 // the size must be one that every rank knows, so that every rank chooses alike, and their rules

@@ -164,8 +164,10 @@ constexpr bool counts_differ_by_rank(Collective c)
 // neighbor_alltoall). MPI matches a rank's send block with each neighbour's receive block and
 // the other way round, so over a connected topology every rank has the same pair of sizes, and
 // a Cartesian grid is always connected: there the larger of the two is a message size every rank
-// knows alike (message_bytes; rules may choose by it). A graph or distributed graph may come in
-// pieces that agree on nothing: 0 there, as for the v and w forms.
+// knows alike (message_bytes; rules may choose by it). So is a graph or distributed graph every
+// rank agreed is a stencil whose neighbours are both sources and destinations and reach every
+// rank (combining.hpp, Stencil::one_size). Other graphs may come in pieces that agree on nothing:
+// 0 there, as for the v and w forms.
 constexpr bool uniform_neighbour_blocks(Collective c)
 {
     return c == Collective::neighbor_allgather || c == Collective::neighbor_alltoall;
@@ -185,7 +187,8 @@ struct Needs {
     // the buffers are host memory (the single-copy family).
     bool single_copy = false;
     // The neighbourhood collectives: a graph or dist graph communicator whose every rank's lists
-    // are one stencil over a periodic grid (combining.hpp, detect_stencil), agreed by all ranks.
+    // are one stencil over a periodic grid (combining.hpp, detect_stencil), agreed by all ranks,
+    // of one block size, the blocks equal (combinable).
     bool stencil = false;
 
     bool operator==(const Needs&) const = default;
@@ -214,7 +217,7 @@ struct CallShape {
     std::size_t element_bytes = 0; // reductions: bytes of one element of the op; 0 otherwise
     bool single_copy = true;       // the segment's ranks may read each other's memory, and the
                                    // buffers are host memory
-    bool stencil = false;          // a neighbourhood collective's communicator is an agreed stencil
+    bool stencil = false;          // combinable (entry.cpp): an agreed stencil of one block size, blocks equal
 };
 
 using AllreduceFn = void (*)(Transport&, MemoryOps&, const AllreduceArgs&);
@@ -278,13 +281,20 @@ inline constexpr std::string_view kNoSingleCopy =
     "single-copy transfers (XPMEM or CMA) are off: refused on this node, disabled by coll_loom_single_copy, or device buffers";
 
 inline constexpr std::string_view kNoStencil =
-    "the communicator is not a graph or dist graph that every rank agreed is a stencil over a periodic 2-D or 3-D grid";
+    "the communicator is not a graph or dist graph that every rank agreed is a stencil over a periodic 2-D or 3-D grid "
+    "whose neighbours are both sources and destinations and reach every rank, or its send and receive blocks differ";
 
 // Why `algo` cannot serve a call of this shape, or nullopt if it can.
 std::optional<std::string_view> why_not(const Algorithm& algo, const CallShape& call);
 
 // The call's message size in bytes, by loom's one definition per collective (entry.cpp).
 std::size_t message_bytes(const loom_call_t& call, int comm_size);
+
+// Whether combining may serve the call (CallShape::stencil): neighbor_allgather or
+// neighbor_alltoall on a graph or dist graph every rank agreed is a stencil of one block size
+// (combining.hpp, Stencil::one_size), its send and receive blocks the same size - which is then
+// the same on every rank (entry.cpp).
+bool combinable(const loom_call_t& call);
 
 // Runs `algorithm` on one call described as the glue describes it (entry.cpp): the same path
 // production takes, for tools that run algorithms on other transports and memory.

@@ -220,7 +220,7 @@ rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::R
         facts.topology = topology_shape(n->kind);
         facts.degree = n->degree; // 0 for a dist graph: no rank knows the others' degrees
         facts.ndims = n->kind == LOOM_TOPO_CARTESIAN ? n->ndims : 0;
-        facts.stencil = n->stencil != nullptr; // set by the glue only when every rank agreed
+        facts.stencil = combinable(call); // the glue sets n->stencil only when every rank agreed
     }
     return facts;
 }

@@ -276,16 +276,12 @@ void check_shape_keys(LineParser& p, const Rule& rule, const std::vector<Token>&
         p.error(column("ndims"), "ndims= is a Cartesian grid's; topology=" + std::string(to_string(*rule.topology)) +
                                      " has none");
     // Their message size is 0 but for neighbor_allgather and neighbor_alltoall on a Cartesian
-    // communicator (registry.hpp, uniform_neighbour_blocks).
-    const bool sized = uniform_neighbour_blocks(rule.collective) &&
-                       (!rule.topology || rule.topology == TopologyShape::cartesian);
-    if (!rule.bytes.contains(0) && !sized)
+    // communicator or an agreed stencil of one block size (registry.hpp, uniform_neighbour_blocks):
+    // a graph or dist graph may be one.
+    if (!rule.bytes.contains(0) && !uniform_neighbour_blocks(rule.collective))
         p.error(t.size() > 2 ? t[2].column : 0,
                 "a byte range without 0 never matches " + std::string(to_string(rule.collective)) +
-                    (uniform_neighbour_blocks(rule.collective)
-                         ? " on a " + std::string(to_string(*rule.topology)) +
-                               ": its message size is a block on a Cartesian communicator only, 0 elsewhere"
-                         : ": its message size is always 0 (its counts differ from rank to rank)"));
+                    ": its message size is always 0 (its counts differ from rank to rank)");
 }
 
 } // namespace

@@ -189,8 +189,9 @@ std::pair<Collective, Form> collective_named(const std::string& name)
 const char* size_meaning(Collective c)
 {
     if (uniform_neighbour_blocks(c))
-        return "on a Cartesian communicator the larger of a send and a receive block, which every rank knows alike; "
-               "on a graph or distributed graph 0 (no rank knows the others' blocks)";
+        return "on a Cartesian communicator, or a graph or distributed graph every rank agreed is a stencil of one "
+               "block size (algorithms/combining.hpp), the larger of a send and a receive block, which every rank "
+               "knows alike; on other graphs 0 (no rank knows the others' blocks)";
     if (counts_differ_by_rank(c)) return "always 0 (its counts differ from rank to rank)";
     return layout_ops(layout(c)).size_meaning.data(); // message_bytes' definition, by layout
 }
@@ -613,7 +614,8 @@ std::vector<std::string> needs_text(const Algorithm& a)
     if (a.needs.equal_nodes) out.push_back("the same number of ranks on every node");
     if (a.needs.segment) out.push_back("a shared-memory segment");
     if (a.needs.single_copy) out.push_back("single copy (CMA) allowed on the node, and host memory");
-    if (a.needs.stencil) out.push_back("a graph or dist graph every rank agreed is a stencil over a periodic grid");
+    if (a.needs.stencil)
+        out.push_back("a graph or dist graph every rank agreed is a stencil of one block size over a periodic grid");
     if (a.needs.element_in_slot)
         out.push_back(a.collective == Collective::reduce_scatter_block ? "one element per rank within a 32 KiB slot"
                                                                        : "an element within a 32 KiB slot");

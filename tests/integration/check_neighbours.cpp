@@ -57,7 +57,7 @@ void neighbour_case(const Setting& base, Collective c, const neighbours::Topolog
     const loom::test::Topology& t = tc.topology;
     Setting s = base;
     s.comm = tc.comm;
-    s.stencil = t.stencil;
+    s.stencil = t.one_block_size; // combining serves stencils of one block size (combining.hpp)
     MPI_Comm_rank(tc.comm, &s.rank);
     const int r = s.rank;
     const auto& dst = t.destinations[std::size_t(r)];

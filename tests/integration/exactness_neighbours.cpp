@@ -31,7 +31,7 @@ void neighbour_case(const Setting& base, const neighbours::TopologyComm& tc, Sid
     const loom::test::Topology& t = tc.topology;
     Setting s = base;
     s.comm = tc.comm;
-    s.stencil = t.stencil;
+    s.stencil = t.one_block_size; // combining serves stencils of one block size (combining.hpp)
     MPI_Comm_rank(tc.comm, &s.rank);
     const int r = s.rank;
     const bool same_block = c == Collective::neighbor_allgather || c == Collective::neighbor_allgatherv;

@@ -119,6 +119,24 @@ Topology stencil(std::vector<int> dims, const std::vector<std::vector<int>>& off
     for (std::size_t d = 0; d < dims.size(); ++d)
         for (const auto& o : offsets)
             if (o[d] != 0 && dims[d] < 3) t.stencil = false;
+    // One block size: every offset's negation an offset too, and every rank reached from rank 0.
+    bool closed = true;
+    for (const auto& o : offsets) {
+        std::vector<int> minus(o.size());
+        std::transform(o.begin(), o.end(), minus.begin(), [](int v) { return -v; });
+        closed = closed && std::find(offsets.begin(), offsets.end(), minus) != offsets.end();
+    }
+    std::vector<char> seen(std::size_t(ranks), 0);
+    std::vector<int> todo{0};
+    seen[0] = 1;
+    int reached = 1;
+    while (!todo.empty()) {
+        const int r = todo.back();
+        todo.pop_back();
+        for (int q : t.sources[std::size_t(r)])
+            if (!seen[std::size_t(q)]) seen[std::size_t(q)] = 1, ++reached, todo.push_back(q);
+    }
+    t.one_block_size = t.stencil && closed && reached == ranks;
     return t;
 }
 

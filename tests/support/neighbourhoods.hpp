@@ -20,8 +20,12 @@ struct Topology {
     std::vector<std::vector<int>> sources, destinations;  // per rank, in MPI's order
     std::string name;                                     // for test messages
     // Made by stencil() on the grid MPI_Dims_create gives: every rank's lists are one stencil
-    // (algorithms/combining.hpp), which detect_stencil must find and `combining` may serve.
+    // (algorithms/combining.hpp), which detect_stencil must find.
     bool stencil = false;
+    // A stencil whose offsets are closed under negation and reach every rank from rank 0 (made
+    // here by a walk of its own): every rank has the same pair of block sizes (combining.hpp,
+    // Stencil::one_size), the message size is a block, and `combining` may serve it.
+    bool one_block_size = false;
 
     int size() const { return int(sources.size()); }
     // Rank r's view, for an algorithm's NeighbourArgs (spans into this Topology).

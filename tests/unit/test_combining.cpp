@@ -7,7 +7,9 @@
 // transport, both collectives, blocks of 0, 1, odd and large sizes, with the messages, rounds
 // and bytes the header promises.
 #include "combining.hpp"
+#include "loom_c_api.h"
 #include "neighbourhoods.hpp"
+#include "registry.hpp"
 #include "test_support.hpp"
 
 #include "loom_catch.hpp"
@@ -169,6 +171,9 @@ TEST_CASE("detect_stencil finds every stencil on MPI's grid and nothing else", "
                     CHECK(s.empty() == !t.stencil);
                     if (s.empty()) continue;
                     CHECK(s[0].ndims == d);
+                    // One block size where the offsets are symmetric and reach every rank (the
+                    // support's own walk): corners of an even grid reach half of it.
+                    CHECK(s[0].one_size == t.one_block_size);
                     for (std::size_t j = 0; j < offsets.size(); ++j)
                         CHECK(std::equal(offsets[j].begin(), offsets[j].end(), s[0].sources[j].begin()));
                     for (int r = 0; r < P; ++r)
@@ -182,6 +187,8 @@ TEST_CASE("detect_stencil finds every stencil on MPI's grid and nothing else", "
             // An asymmetric stencil as a dist graph: found too.
             const Topology up = stencil(dims, upwind(d), TopologyKind::dist_graph, "upwind");
             CHECK(agreed(up).empty() == !up.stencil);
+            CHECK_FALSE(up.one_block_size); // no rank sends where it receives from
+            if (up.stencil) CHECK_FALSE(agreed(up)[0].one_size);
         }
         // What is no stencil: random graphs, Cartesian lists (they are never asked, but refuse).
         for (const Topology& t : topologies_for(P, std::uint32_t(P) + 11)) {
@@ -321,4 +328,62 @@ TEST_CASE("combining neighbour exchange refuses what it does not serve", "[combi
         }
         rank_check(threw, "blocks of different sizes: std::invalid_argument");
     });
+}
+
+TEST_CASE("combining: a stencil of one block size has a message size, and combining serves equal blocks only",
+          "[combining][registry]")
+{
+    // A 3x3 Moore stencil: every rank the same pair of block sizes, so the larger is the message
+    // size (as on a Cartesian grid); combining serves where the send and receive blocks are equal.
+    // 4x4 corners reach half the grid and upwind receives from one side only: size 0, no combining.
+    struct Case {
+        Topology t;
+        bool one_size;
+    };
+    const std::vector<Case> cases = {{stencil({3, 3}, moore(2), TopologyKind::dist_graph, "moore"), true},
+                                     {stencil({3, 3}, corners(2), TopologyKind::graph, "corners"), true},
+                                     {stencil({4, 4}, corners(2), TopologyKind::graph, "corners"), false},
+                                     {stencil({4, 4}, von_neumann(2), TopologyKind::graph, "faces"), true},
+                                     {stencil({3, 3}, upwind(2), TopologyKind::dist_graph, "upwind"), false}};
+    for (const Case& c : cases) {
+        INFO(c.t.name);
+        REQUIRE(c.t.stencil);
+        CHECK(c.t.one_block_size == c.one_size);
+        const int r = 4, P = c.t.size();
+        const auto& src = c.t.sources[std::size_t(r)];
+        const auto& dst = c.t.destinations[std::size_t(r)];
+        auto s = detect_stencil(P, r, src, dst);
+        REQUIRE(s);
+        CHECK(s->one_size == c.one_size);
+        loom_neighbourhood_t n{};
+        n.kind = c.t.kind == TopologyKind::graph ? LOOM_TOPO_GRAPH : LOOM_TOPO_DIST_GRAPH;
+        n.indegree = int(src.size());
+        n.outdegree = int(dst.size());
+        n.sources = src.data();
+        n.destinations = dst.data();
+        loom_call_t call{};
+        call.neighbours = &n;
+        // neighbor_allgather: the send block, then one per source; 16 bytes sent, 24 received.
+        std::vector<std::size_t> gathered(1 + src.size(), 24), per_neighbour(dst.size() + src.size(), 24);
+        gathered[0] = 16;
+        std::fill(per_neighbour.begin(), per_neighbour.begin() + std::ptrdiff_t(dst.size()), std::size_t(16));
+        for (const bool agreed_stencil : {false, true}) {
+            n.stencil = agreed_stencil ? &*s : nullptr; // the glue sets it only when every rank agreed
+            const bool sized = agreed_stencil && c.one_size;
+            call.coll = LOOM_COLL_NEIGHBOR_ALLGATHER;
+            call.counts = gathered.data();
+            CHECK(message_bytes(call, P) == (sized ? 24u : 0u));
+            CHECK_FALSE(combinable(call)); // 16 sent, 24 received
+            call.coll = LOOM_COLL_NEIGHBOR_ALLTOALL;
+            call.counts = per_neighbour.data();
+            CHECK(message_bytes(call, P) == (sized ? 24u : 0u));
+            CHECK_FALSE(combinable(call));
+            std::fill(per_neighbour.begin(), per_neighbour.end(), std::size_t(24));
+            CHECK(combinable(call) == sized);
+            std::fill(per_neighbour.begin(), per_neighbour.begin() + std::ptrdiff_t(dst.size()), std::size_t(16));
+            call.coll = LOOM_COLL_NEIGHBOR_ALLTOALLV; // the v form: never
+            CHECK(message_bytes(call, P) == 0);
+            CHECK_FALSE(combinable(call));
+        }
+    }
 }
