@@ -129,6 +129,12 @@ std::size_t piece_of(std::size_t slot, int P)
     return piece >= 64 ? piece & ~std::size_t(63) : piece;
 }
 
+// A block this large goes by message even where it fits its piece (2 ranks: a 16 KiB piece).
+// Measured at 2 ranks on one node: a 16 KiB block through the segment took 4.1 us a call, by
+// message (as Open MPI's linear alltoallv) 2.9-3.1; 8 KiB tied, smaller blocks were 1.1-2x
+// faster through the segment (tools/lab/RESULTS.md, "Issue 57 on a quiet machine").
+constexpr std::size_t kMessageFrom = 16 * 1024;
+
 } // namespace
 
 void shm_alltoallv(ShmComm& shm, Transport& net, MemoryOps& mem, const AlltoallvArgs& args)
@@ -140,8 +146,8 @@ void shm_alltoallv(ShmComm& shm, Transport& net, MemoryOps& mem, const Alltoallv
     const int region = shm.begin_chunk(shm.slot_bytes()); // one large region per call
     const std::uint64_t phase = shm.phase() + 1;
     const std::size_t piece = piece_of(shm.slot_bytes(), P);
-    auto by_message = [&](std::size_t bytes) { return bytes > piece; };
-    // Blocks over a piece go by message. In place their input is copied aside first: the
+    auto by_message = [&](std::size_t bytes) { return bytes > piece || bytes >= kMessageFrom; };
+    // Blocks over a piece (or of kMessageFrom bytes or more) go by message. In place their input is copied aside first: the
     // receives write the same places (MPI's in place has send_bytes == recv_bytes).
     std::size_t aside = 0;
     for (int j = 0; j < P; ++j)

@@ -14,7 +14,8 @@
 //   alltoallv: each rank knows its own counts both ways (MPI requires send_bytes[j] on rank i
 //     == recv_bytes[i] on rank j), so both ends of every pair know that pair's block. A call takes
 //     exactly one large region (a 32 KiB slot per rank, a piece of 32 KiB / P for each peer): a
-//     block that fits its piece goes through the segment, a larger one by one message.
+//     block that fits its piece (and is under 16 KiB) goes through the segment, a larger one by
+//     one message.
 //
 // gather(v) to root t, blocks b_q (S = sum of b_q), one small region per call:
 //   a non-root copies its block in (into its inline slot, beside a sequence word, if it holds at
@@ -35,8 +36,9 @@
 //   their sends and receives are posted first (from the next rank on, as a linear alltoallv
 //   does) and completed last; in place, their input is first copied aside (the receives write
 //   the same places). Cost: each small block copied twice, one publish per rank; a large block
-//   one message (the PML's single copy for large messages). 2 ranks: blocks up to 16 KiB
-//   through the segment, 4 ranks 8 KiB, 64 ranks 512 bytes.
+//   one message (the PML's single copy for large messages). 2 ranks: blocks below 16 KiB
+//   through the segment (a 16 KiB one was slower there than by message), 3 ranks up to 10880
+//   bytes, 4 ranks 8 KiB, 64 ranks 512 bytes.
 // Limits: every rank on one node, the segment set up (registry needs `same_node`, `segment`).
 //   Large blocks go by message: there shm serves at the speed of a linear algorithm over the
 //   PML, and the rules choose shm where it was measured faster (selection_rules/,
