@@ -83,6 +83,7 @@ struct MemoKey {
     bool keep_from_open_mpi;
     int form;
     const loom_neighbourhood_t* neighbours; // the topology facts (fixed per communicator)
+    bool combinable;                        // combinable(): its blocks change with the call, not only its size
     std::uint64_t learned; // the learned layer's generation (0: none)
     bool operator==(const MemoKey&) const = default;
 };
@@ -250,6 +251,7 @@ extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char*
                           call->keep_from_open_mpi != 0,
                           call->form,
                           call->neighbours,
+                          call->neighbours != nullptr && combinable(*call),
                           handle->learned ? handle->learned->generation() : 0};
         Memo& memo = handle->last[std::size_t(c)];
         if (!memo.valid || !(memo.key == key)) {

@@ -10,6 +10,7 @@
 #include "loom_c_api.h"
 #include "neighbourhoods.hpp"
 #include "registry.hpp"
+#include "rules_test_support.hpp"
 #include "test_support.hpp"
 
 #include "loom_catch.hpp"
@@ -386,4 +387,50 @@ TEST_CASE("combining: a stencil of one block size has a message size, and combin
             CHECK_FALSE(combinable(call));
         }
     }
+}
+
+TEST_CASE("loom_choose: combining is chosen again only for equal blocks, not for a repeat of the size with unequal ones",
+          "[combining][rules]")
+{
+    // A 4x4 von Neumann stencil is of one block size, and MPI lets every rank send 16 bytes and
+    // receive 24 there (its neighbours the other way round). loom_choose's memo must not hand
+    // the second call combining, chosen for the first (equal blocks, the same message size).
+    const rules::test::TempFile f("loom-rules 1\nneighbor_alltoall * * combining topology=dist_graph\n");
+    REQUIRE(rules::load_user_rules(f.path.string()).empty());
+    const Topology t = stencil({4, 4}, von_neumann(2), TopologyKind::dist_graph, "faces");
+    REQUIRE(t.one_block_size);
+    const int r = 5, P = t.size();
+    const auto& src = t.sources[std::size_t(r)];
+    const auto& dst = t.destinations[std::size_t(r)];
+    auto s = detect_stencil(P, r, src, dst);
+    REQUIRE(s);
+    loom_neighbourhood_t n{};
+    n.kind = LOOM_TOPO_DIST_GRAPH;
+    n.indegree = int(src.size());
+    n.outdegree = int(dst.size());
+    n.sources = src.data();
+    n.destinations = dst.data();
+    n.stencil = &*s;
+    void* resolved = loom_rules_resolve_shape(P, 1, P);
+    REQUIRE(resolved != nullptr);
+    std::vector<std::size_t> equal(dst.size() + src.size(), 24), unequal = equal;
+    std::fill(unequal.begin(), unequal.begin() + std::ptrdiff_t(dst.size()), std::size_t(16));
+    loom_call_t call{};
+    call.coll = LOOM_COLL_NEIGHBOR_ALLTOALL;
+    call.neighbours = &n;
+    const char* why = nullptr;
+    const char* rule = nullptr;
+    call.counts = equal.data();
+    const char* chosen = loom_choose(&call, P, "", resolved, &why, &rule);
+    REQUIRE(chosen != nullptr);
+    CHECK(std::string(chosen) == "combining");
+    call.counts = unequal.data();
+    chosen = loom_choose(&call, P, "", resolved, &why, &rule);
+    CHECK((chosen == nullptr || std::string(chosen) != "combining"));
+    call.counts = equal.data();
+    chosen = loom_choose(&call, P, "", resolved, &why, &rule);
+    REQUIRE(chosen != nullptr);
+    CHECK(std::string(chosen) == "combining");
+    loom_rules_release(resolved);
+    rules::load_user_rules("");
 }
