@@ -139,9 +139,11 @@ std::size_t agreed_neighbour_block(const loom_call_t& call)
 
 bool combinable(const loom_call_t& call)
 {
+    // The glue sets a neighbourhood's stencil only on a graph or dist graph every rank agreed on.
     const loom_neighbourhood_t* n = call.neighbours;
-    if (n == nullptr || n->kind == LOOM_TOPO_CARTESIAN || !one_block_pair(*n) ||
-        !uniform_neighbour_blocks(collective_of(call)) || call.counts == nullptr)
+    const auto* stencil = n != nullptr ? static_cast<const Stencil*>(n->stencil) : nullptr;
+    if (stencil == nullptr || !stencil->one_size || !uniform_neighbour_blocks(collective_of(call)) ||
+        call.counts == nullptr)
         return false;
     const auto [lo, hi] = block_range(call, *n);
     return lo == hi;

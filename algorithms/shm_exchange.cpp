@@ -147,8 +147,9 @@ void shm_alltoallv(ShmComm& shm, Transport& net, MemoryOps& mem, const Alltoallv
     const std::uint64_t phase = shm.phase() + 1;
     const std::size_t piece = piece_of(shm.slot_bytes(), P);
     auto by_message = [&](std::size_t bytes) { return bytes > piece || bytes >= kMessageFrom; };
-    // Blocks over a piece (or of kMessageFrom bytes or more) go by message. In place their input is copied aside first: the
-    // receives write the same places (MPI's in place has send_bytes == recv_bytes).
+    // Blocks over a piece (or of kMessageFrom bytes or more) go by message. In place their input
+    // is copied aside first: the receives write the same places (MPI's in place has send_bytes ==
+    // recv_bytes).
     std::size_t aside = 0;
     for (int j = 0; j < P; ++j)
         if (j != me && by_message(sends.length(j))) aside += sends.length(j);
