@@ -36,7 +36,9 @@ public:
     }
     bool failed() const { return failed_; }
 
-    // A number with an optional K/M/G suffix (sizes) or none (counts).
+    // A number with an optional K/M/G/T suffix (sizes) or none (counts). Sizes are 64-bit end
+    // to end: MPI-4's large-count calls reach loom with messages of many GiB, which a rule must be
+    // able to name (T is 2^40; 16777215T is the largest that fits).
     std::optional<std::uint64_t> number(std::string_view s, int column, bool sizes)
     {
         std::uint64_t value = 0;
@@ -54,7 +56,7 @@ public:
         if (suffix.empty()) return value;
         if (!sizes) {
             error(column + int(p - s.data()),
-                  "unexpected '" + std::string(suffix) + "' after a count (sizes take K, M, G; counts none)");
+                  "unexpected '" + std::string(suffix) + "' after a count (sizes take K, M, G, T; counts none)");
             return std::nullopt;
         }
         int shift = 0;
@@ -64,8 +66,11 @@ public:
             shift = 20;
         else if (suffix == "G" || suffix == "g")
             shift = 30;
+        else if (suffix == "T" || suffix == "t")
+            shift = 40;
         else {
-            error(column + int(p - s.data()), "unknown size suffix '" + std::string(suffix) + "' (expected K, M or G)");
+            error(column + int(p - s.data()),
+                  "unknown size suffix '" + std::string(suffix) + "' (expected K, M, G or T)");
             return std::nullopt;
         }
         if (value > (UINT64_MAX >> shift)) {

@@ -123,7 +123,7 @@ ParseResult parse(std::string_view text, std::string_view file);
 // one error diagnostic naming it.
 ParseResult parse_file(const std::string& path);
 
-// Rule-file text, as the parser reads it back: a size ("1025", "4K": K, M, G where exact), a
+// Rule-file text, as the parser reads it back: a size ("1025", "4K": K, M, G, T where exact), a
 // range ("*", "N", "N-M", "N-*"; sizes with suffixes when `sizes`), and a rule's fields -
 // collective (in its form), ranks, bytes, algorithm, then its keys as one field, if any.
 std::string size_text(std::uint64_t bytes);

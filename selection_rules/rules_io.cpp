@@ -42,7 +42,7 @@ ParseResult parse_file(const std::string& path)
 
 std::string size_text(std::uint64_t v)
 {
-    static const std::pair<int, const char*> units[] = {{30, "G"}, {20, "M"}, {10, "K"}};
+    static const std::pair<int, const char*> units[] = {{40, "T"}, {30, "G"}, {20, "M"}, {10, "K"}};
     for (auto [shift, unit] : units)
         if (v != 0 && v % (std::uint64_t(1) << shift) == 0) return std::to_string(v >> shift) + unit;
     return std::to_string(v);

@@ -63,7 +63,7 @@ constexpr const char* kUsage =
     "       loom-rules from-tuned FILE\n"
     "       loom-rules algorithms [--markdown]\n"
     "       loom-rules --help | --version\n"
-    "B takes K, M, G (powers of 1024); it is loom's message size for the collective.\n"
+    "B takes K, M, G, T (powers of 1024); it is loom's message size for the collective.\n"
     "explain decides for the Open MPI loom-rules was built with (--ompi 4 or 5: another).\n"
     "explain and show read what a job started here reads: loom's parameters from this environment and\n"
     "Open MPI's parameter files (through ompi_info), the user's rule file (coll_loom_rules), then the\n"
@@ -138,7 +138,7 @@ Args parse_args(const std::vector<std::string>& in, std::vector<std::string_view
     return a;
 }
 
-// A count, or with `sizes` a size with an optional K/M/G suffix.
+// A count, or with `sizes` a size with an optional K/M/G/T suffix (64-bit, as rule files).
 std::uint64_t parse_number(const std::string& text, const std::string& option, bool sizes)
 {
     std::uint64_t v = 0;
@@ -152,11 +152,13 @@ std::uint64_t parse_number(const std::string& text, const std::string& option, b
         shift = 20;
     else if (sizes && (suffix == "G" || suffix == "g"))
         shift = 30;
+    else if (sizes && (suffix == "T" || suffix == "t"))
+        shift = 40;
     else if (!suffix.empty())
         ec = std::errc::invalid_argument;
     if (ec != std::errc() || p == text.data() || v > (UINT64_MAX >> shift))
-        throw UsageError(option + " expects " + (sizes ? "a size (N, NK, NM or NG)" : "a count") + ", found '" + text +
-                         "'");
+        throw UsageError(option + " expects " + (sizes ? "a size (N, NK, NM, NG or NT)" : "a count") + ", found '" +
+                         text + "'");
     return v << shift;
 }
 

@@ -20,7 +20,7 @@
 
 namespace loom::rules::test {
 
-constexpr std::uint64_t K = 1024, M = K * K, G = M * K;
+constexpr std::uint64_t K = 1024, M = K * K, G = M * K, T = G * K;
 
 // decide() over the tables of a test (in order) instead of the process's, narrowed to the
 // call's communicator (narrow()); the deciding rule (chosen or fallback), or nullptr.

@@ -104,7 +104,7 @@ TEST_CASE("rules: every range form, inclusive at both ends", "[rules]")
     CHECK(!r.covers(Range{4, 9}));
 }
 
-TEST_CASE("rules: K, M and G sizes are powers of 1024, in either case", "[rules]")
+TEST_CASE("rules: K, M, G and T sizes are powers of 1024, in either case", "[rules]")
 {
     CHECK(same(only_rule("allreduce * 1K ring").bytes, K, K));
     CHECK(same(only_rule("allreduce * 1k ring").bytes, K, K));
@@ -112,15 +112,77 @@ TEST_CASE("rules: K, M and G sizes are powers of 1024, in either case", "[rules]
     CHECK(same(only_rule("allreduce * 3m ring").bytes, 3 * M, 3 * M));
     CHECK(same(only_rule("allreduce * 2G ring").bytes, 2 * G, 2 * G));
     CHECK(same(only_rule("allreduce * 2g ring").bytes, 2 * G, 2 * G));
+    CHECK(same(only_rule("allreduce * 3T ring").bytes, 3 * T, 3 * T));
+    CHECK(same(only_rule("allreduce * 3t ring").bytes, 3 * T, 3 * T));
     CHECK(same(only_rule("allreduce * 0K-1023 ring").bytes, 0, 1023));
     CHECK(same(only_rule("allreduce * 4K-1M ring").bytes, 4 * K, M));
     CHECK(same(only_rule("allreduce * 4096-1G ring").bytes, 4 * K, G));
-    // The largest size that fits 64 bits.
+    // The largest sizes that fit 64 bits.
     CHECK(same(only_rule("allreduce * 17179869183G ring").bytes, 17179869183ull * G, 17179869183ull * G));
+    CHECK(same(only_rule("allreduce * 16777215T ring").bytes, 16777215ull * T, 16777215ull * T));
     CHECK(only_rule("allreduce * * ring_pipelined segment=128K").segment_bytes == 128 * K);
     CHECK(only_rule("allreduce * * ring_pipelined segment=1000").segment_bytes == 1000);
     CHECK(only_rule("allreduce * * pat buffer=2M").buffer_bytes == 2 * M);
     CHECK(only_rule("allreduce * * pat buffer=1G").buffer_bytes == G);
+    CHECK(only_rule("allreduce * * pat buffer=1T").buffer_bytes == T);
+}
+
+// MPI-4's large-count calls (MPI_Allreduce_c, ...) and a count of a large derived type bring
+// messages of many GiB: their byte ranges parse, match and print back as 64-bit values, with no
+// wrap at 2^31 or 2^32.
+TEST_CASE("rules: byte ranges above 2 and 4 GiB parse, match and print back exactly", "[rules]")
+{
+    const Rule a = only_rule("allreduce * 2147483648-4294967295 ring");
+    CHECK(same(a.bytes, 2 * G, 4 * G - 1));
+    CHECK(matches(a, call(Collective::allreduce, 2, 2 * G)));
+    CHECK(matches(a, call(Collective::allreduce, 2, 4 * G - 1)));
+    CHECK(!matches(a, call(Collective::allreduce, 2, 2 * G - 1)));
+    CHECK(!matches(a, call(Collective::allreduce, 2, 4 * G))); // not 0 after a 32-bit wrap
+    CHECK(!matches(a, call(Collective::allreduce, 2, 6 * G)));
+
+    const Rule b = only_rule("allreduce * 4G-8G ring");
+    CHECK(same(b.bytes, 4 * G, 8 * G));
+    CHECK(matches(b, call(Collective::allreduce, 2, 4 * G)));
+    CHECK(matches(b, call(Collective::allreduce, 2, 4 * G + 1)));
+    CHECK(matches(b, call(Collective::allreduce, 2, 8 * G)));
+    CHECK(!matches(b, call(Collective::allreduce, 2, 4 * G - 1)));
+    CHECK(!matches(b, call(Collective::allreduce, 2, 8 * G + 1)));
+    CHECK(!matches(b, call(Collective::allreduce, 2, 0)));
+    CHECK(!matches(b, call(Collective::allreduce, 2, 1)));
+
+    const Rule c = only_rule("bcast * 8589934593-1T binomial segment=4G");
+    CHECK(same(c.bytes, 8 * G + 1, T));
+    CHECK(c.segment_bytes == 4 * G);
+    CHECK(matches(c, call(Collective::bcast, 2, 8 * G + 1)));
+    CHECK(matches(c, call(Collective::bcast, 2, T)));
+    CHECK(!matches(c, call(Collective::bcast, 2, 8 * G)));
+    CHECK(!matches(c, call(Collective::bcast, 2, T + 1)));
+
+    const Rule d = only_rule("alltoall * 1T-* pairwise");
+    CHECK(same(d.bytes, T, UINT64_MAX));
+    CHECK(matches(d, call(Collective::alltoall, 2, 5 * T + 3)));
+    CHECK(!matches(d, call(Collective::alltoall, 2, T - 1)));
+
+    // Printed as the parser reads them back (loom-rules show, saved learned rules).
+    CHECK(size_text(4 * G) == "4G");
+    CHECK(size_text(4 * G + 1) == "4294967297");
+    CHECK(size_text(T) == "1T");
+    CHECK(size_text(3 * T + G) == "3073G");
+    CHECK(size_text(16777215ull * T) == "16777215T");
+    CHECK(range_text(a.bytes, true) == "2G-4294967295");
+    CHECK(range_text(b.bytes, true) == "4G-8G");
+    CHECK(range_text(c.bytes, true) == "8589934593-1T");
+    CHECK(range_text(d.bytes, true) == "1T-*");
+    CHECK(rule_fields(c) == std::vector<std::string>{"bcast", "*", "8589934593-1T", "binomial", "segment=4G"});
+    for (const Rule& r : {a, b, c, d}) {
+        const std::vector<std::string> f = rule_fields(r);
+        std::string line;
+        for (const std::string& x : f) line += (line.empty() ? "" : " ") + x;
+        INFO(line);
+        const Rule again = only_rule(line);
+        CHECK(same(again.bytes, r.bytes.lo, r.bytes.hi));
+        CHECK(again.segment_bytes == r.segment_bytes);
+    }
 }
 
 TEST_CASE("rules: every key", "[rules]")
@@ -185,7 +247,7 @@ TEST_CASE("rules: ompi= errors name the file, line and column", "[rules]")
 {
     CHECK(only_error("allreduce * * ring ompi=five") == "t.rules:2:25: error: expected a number, found 'five'");
     CHECK(only_error("allreduce * * ring ompi=5K") ==
-          "t.rules:2:26: error: unexpected 'K' after a count (sizes take K, M, G; counts none)");
+          "t.rules:2:26: error: unexpected 'K' after a count (sizes take K, M, G, T; counts none)");
     CHECK(only_error("allreduce * * ring ompi=5-4").find("t.rules:2:25: error: the range '5-4' is empty") == 0);
     CHECK(only_error("allreduce * * ring opmi=5") == "t.rules:2:20: error: unknown key 'opmi'; did you mean 'ompi'?");
     CHECK(only_error("allreduce * * ring ompi=4 ompi=5") == "t.rules:2:27: error: the key 'ompi' is given twice");
@@ -300,7 +362,7 @@ TEST_CASE("rules: header errors", "[rules]")
 TEST_CASE("rules: every error in a rule line, with its file, line, column and message", "[rules]")
 {
     const std::string empty_range = " is empty (ranges are inclusive: the low end must not exceed the high end)";
-    const std::string count_suffix = " after a count (sizes take K, M, G; counts none)";
+    const std::string count_suffix = " after a count (sizes take K, M, G, T; counts none)";
     const std::string bad_range = "error: expected a range (N, N-M, N-* or *), found ";
     // The collectives, as collectives.def lists them.
     std::string valid;
@@ -358,13 +420,16 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * ring segment=17179869184G", "t.rules:2:28: error: the size '17179869184G' is too large"},
         {"allreduce * * ring buffer=99999999999999999999",
          "t.rules:2:27: error: the number '99999999999999999999' is too large"},
+        {"allreduce * 16777216T ring", "t.rules:2:13: error: the size '16777216T' is too large"},
+        {"allreduce * * ring buffer=16777216T", "t.rules:2:27: error: the size '16777216T' is too large"},
         // bad suffixes
-        {"allreduce * 4KB ring", "t.rules:2:14: error: unknown size suffix 'KB' (expected K, M or G)"},
-        {"allreduce * 4T ring", "t.rules:2:14: error: unknown size suffix 'T' (expected K, M or G)"},
-        {"allreduce * 16777216T ring", "t.rules:2:21: error: unknown size suffix 'T' (expected K, M or G)"},
-        {"allreduce * 1.5K ring", "t.rules:2:14: error: unknown size suffix '.5K' (expected K, M or G)"},
-        {"allreduce * 4x ring", "t.rules:2:14: error: unknown size suffix 'x' (expected K, M or G)"},
-        {"allreduce * * ring buffer=1T", "t.rules:2:28: error: unknown size suffix 'T' (expected K, M or G)"},
+        {"allreduce * 4KB ring", "t.rules:2:14: error: unknown size suffix 'KB' (expected K, M, G or T)"},
+        {"allreduce * 4P ring", "t.rules:2:14: error: unknown size suffix 'P' (expected K, M, G or T)"},
+        {"allreduce * 4TB ring", "t.rules:2:14: error: unknown size suffix 'TB' (expected K, M, G or T)"},
+        {"allreduce * 1.5K ring", "t.rules:2:14: error: unknown size suffix '.5K' (expected K, M, G or T)"},
+        {"allreduce * 4x ring", "t.rules:2:14: error: unknown size suffix 'x' (expected K, M, G or T)"},
+        {"allreduce * * ring buffer=1P", "t.rules:2:28: error: unknown size suffix 'P' (expected K, M, G or T)"},
+        {"allreduce 4T * ring", "t.rules:2:12: error: unexpected 'T'" + count_suffix},
         // a suffix on a count
         {"allreduce 4K * ring", "t.rules:2:12: error: unexpected 'K'" + count_suffix},
         {"allreduce 2-4K * ring", "t.rules:2:14: error: unexpected 'K'" + count_suffix},
@@ -539,7 +604,7 @@ TEST_CASE("rules: several errors in one file are all reported, and good lines st
               "end)",
               "multi.rules:7:20: error: unknown key 'segmnet'; did you mean 'segment'?",
               // A line with two mistakes reports both.
-              "multi.rules:9:14: error: unknown size suffix 'KB' (expected K, M or G)",
+              "multi.rules:9:14: error: unknown size suffix 'KB' (expected K, M, G or T)",
               "multi.rules:9:29: error: memory must be 'host' or 'cuda', found 'gpu'",
           });
     CHECK(!r.ok());
