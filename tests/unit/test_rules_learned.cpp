@@ -83,7 +83,12 @@ TEST_CASE("learned: size classes are powers of two, each class's bytes a rule's 
     CHECK(size_class(8) == 4);
     CHECK(size_class(9) == 5);
     CHECK(size_class(4096) == 13);
-    for (std::uint64_t bytes : std::vector<std::uint64_t>{0, 1, 2, 3, 8, 9, 1000, 4096, 4097, M, 3 * M}) {
+    // Large-count calls: classes go on above 2^31 and 2^32 bytes, with no wrap.
+    CHECK(size_class(std::uint64_t(1) << 32) == 33);
+    CHECK(size_class((std::uint64_t(1) << 32) + 1) == 34);
+    CHECK(range_text(class_bytes(size_class(4 * G + 1)), true) == "4294967297-8G");
+    for (std::uint64_t bytes : std::vector<std::uint64_t>{0, 1, 2, 3, 8, 9, 1000, 4096, 4097, M, 3 * M, 2 * G - 1,
+                                                          2 * G, 2 * G + 1, 4 * G - 1, 4 * G, 4 * G + 1, 3 * G * K}) {
         const Range r = class_bytes(size_class(bytes));
         CHECK(r.contains(bytes));
         CHECK(size_class(r.lo) == size_class(r.hi));

@@ -1088,3 +1088,109 @@ TEST_CASE("rules: a stencil is agreed only where a rule or forced parameter may 
     loom_rules_release(resolved);
     load_user_rules("");
 }
+
+// MPI-4's large-count calls: the message size (message_bytes, count x element size, or the sum of
+// the counts) and the chooser's byte ranges are 64-bit end to end, through the C entry points the
+// glue calls. A 32-bit size anywhere would choose 2^32 bytes as if it were 0.
+TEST_CASE("loom_choose: message sizes above 2 and 4 GiB choose by 64-bit byte ranges", "[rules]")
+{
+    const TempFile f("loom-rules 1\n"
+                     "allreduce * 0-2147483647 binomial\n"
+                     "allreduce * 2G-4294967295 recursive_doubling\n"
+                     "allreduce * 4G-8G halving_doubling\n"
+                     "allreduce * 8589934593-1T ring\n"
+                     "allreduce * 1T-* pat\n"
+                     "reduce_scatter_block * 4G-* pat\n"
+                     "reduce_scatter_block * * ring\n"
+                     "allgatherv * 4G-* bruck\n"
+                     "allgatherv * * ring\n"
+                     "alltoall * 4G-* pairwise\n"
+                     "alltoall * * bruck\n"
+                     "bcast * 4G-* scatter_allgather\n"
+                     "bcast * * binomial\n");
+    REQUIRE(load_user_rules(f.path.string()).empty());
+    void* resolved = loom_rules_resolve(3, nullptr);
+    REQUIRE(resolved != nullptr);
+    auto choose = [&](loom_call_t lc) {
+        const char *why = nullptr, *rule = nullptr;
+        const char* algorithm = loom_choose(&lc, 3, "", resolved, &why, &rule);
+        return std::string(algorithm != nullptr ? algorithm : "(none)");
+    };
+    auto allreduce = [](std::size_t count, std::size_t elem) {
+        loom_call_t lc{};
+        lc.coll = LOOM_COLL_ALLREDUCE;
+        lc.count = count;
+        lc.op = loom_reduction_t{elem, 1, nullptr, nullptr, nullptr};
+        return lc;
+    };
+    const std::size_t two31 = std::size_t(1) << 31, two32 = std::size_t(1) << 32;
+    struct Case {
+        std::size_t count, elem, bytes;
+        const char* algorithm;
+    };
+    for (const Case& c : std::vector<Case>{
+             {two31 - 1, 1, two31 - 1, "binomial"},
+             {two31, 1, two31, "recursive_doubling"},
+             {two31 + 5, 1, two31 + 5, "recursive_doubling"}, // more than 2^31 elements
+             {two32 - 1, 1, two32 - 1, "recursive_doubling"},
+             {two32, 1, two32, "halving_doubling"},
+             {two32 + 1, 1, two32 + 1, "halving_doubling"},
+             {two31 + 3, 2, 2 * two31 + 6, "halving_doubling"},
+             {std::size_t(1) << 30, 8, 8 * G, "halving_doubling"},
+             {(std::size_t(1) << 30) + 1, 8, 8 * G + 8, "ring"},
+             {two31 + 3, 4, 8 * G + 12, "ring"}, // more than 2^31 elements of 4 bytes
+             {std::size_t(1) << 37, 8, T, "ring"},
+             {(std::size_t(1) << 37) + 1, 8, T + 8, "pat"},
+         }) {
+        INFO("count " << c.count << " of " << c.elem << " bytes");
+        const loom_call_t lc = allreduce(c.count, c.elem);
+        CHECK(loom_message_bytes(&lc, 3) == c.bytes);
+        CHECK(choose(lc) == c.algorithm);
+    }
+
+    // The sum of the counts (reduce_scatter_block: elements; allgatherv: bytes).
+    std::size_t counts[3];
+    loom_call_t rs{};
+    rs.coll = LOOM_COLL_REDUCE_SCATTER_BLOCK;
+    rs.counts = counts;
+    rs.op = loom_reduction_t{4, 1, nullptr, nullptr, nullptr};
+    std::fill(counts, counts + 3, (std::size_t(1) << 28) - 1); // 3 x (2^30 - 4) bytes: under 4 GiB
+    CHECK(loom_message_bytes(&rs, 3) == 12 * (std::size_t(1) << 28) - 12);
+    CHECK(choose(rs) == "ring");
+    std::fill(counts, counts + 3, (std::size_t(1) << 30) + 1); // 12 GiB + 12 bytes
+    CHECK(loom_message_bytes(&rs, 3) == 12 * G + 12);
+    CHECK(choose(rs) == "pat");
+
+    loom_call_t ag{};
+    ag.coll = LOOM_COLL_ALLGATHERV;
+    ag.counts = counts;
+    counts[0] = two31, counts[1] = 0, counts[2] = two31 - 1;
+    CHECK(loom_message_bytes(&ag, 3) == two32 - 1);
+    CHECK(choose(ag) == "ring");
+    counts[2] = two31;
+    CHECK(loom_message_bytes(&ag, 3) == two32);
+    CHECK(choose(ag) == "bruck");
+    counts[1] = 5 * two32;
+    CHECK(loom_message_bytes(&ag, 3) == 6 * two32);
+    CHECK(choose(ag) == "bruck");
+
+    // One block of an alltoall; a bcast's vector.
+    loom_call_t a2a{};
+    a2a.coll = LOOM_COLL_ALLTOALL;
+    a2a.count = two32 - 1;
+    CHECK(loom_message_bytes(&a2a, 3) == two32 - 1);
+    CHECK(choose(a2a) == "bruck");
+    a2a.count = two32;
+    CHECK(loom_message_bytes(&a2a, 3) == two32);
+    CHECK(choose(a2a) == "pairwise");
+    loom_call_t bc{};
+    bc.coll = LOOM_COLL_BCAST;
+    bc.count = two32 + 1;
+    CHECK(loom_message_bytes(&bc, 3) == two32 + 1);
+    CHECK(choose(bc) == "scatter_allgather");
+    bc.count = two32 - 1;
+    CHECK(choose(bc) == "binomial");
+
+    loom_rules_release(resolved);
+    load_user_rules("");
+}
