@@ -9,9 +9,11 @@ reading a CSV file that the repository keeps in an archive beside it. `meson ins
 import csv
 import errno
 import io
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -33,10 +35,42 @@ def collectives():
     raise FileNotFoundError("collectives.def is neither next to loom_jobs.py nor in the source tree")
 
 
-def ompi_components():
-    out = subprocess.run(["ompi_info", "--parsable", "--path", "pkglibdir"], check=True,
+def ompi_components(ompi_info="ompi_info"):
+    """Open MPI's own component directory (ompi_info's pkglibdir)."""
+    out = subprocess.run([ompi_info, "--parsable", "--path", "pkglibdir"], check=True,
                          capture_output=True, text=True).stdout.strip()
     return out.split("pkglibdir:", 1)[1]
+
+
+def ompi_bindir_of_build(build):
+    """The bin directory of the Open MPI the build tree `build` was configured against with
+    -Dompi=PREFIX (PREFIX/bin, as meson's test setup puts it first on PATH), read from the
+    options meson recorded (BUILD/meson-info/intro-buildoptions.json); None for a build against
+    the Open MPI pkg-config found, whose mpirun is the one on PATH."""
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as f:
+            options = {o["name"]: o["value"] for o in json.load(f)}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    prefix = options.get("ompi")
+    return os.path.join(prefix, "bin") if isinstance(prefix, str) and prefix else None
+
+
+def ompi_program(bindir, name):
+    """The command that runs Open MPI's program `name` (mpirun, ompi_info) of `bindir`: its bare
+    name where PATH finds that very file, or with None for bindir (the one on PATH); else the full
+    path."""
+    if bindir is None:
+        return name
+    path = os.path.join(bindir, name)
+    on_path = shutil.which(name)
+    return name if on_path and os.path.realpath(on_path) == os.path.realpath(path) else path
+
+
+def release(version):
+    """A version's major.minor.release ("6.0.0a1" -> "6.0.0", "5.0.10rc2" -> "5.0.10")."""
+    m = re.match(r"\d+(\.\d+)*", version or "")
+    return m.group(0) if m else version
 
 
 # What a program run in these jobs says about loom on a line of its own (tools/common/loom_state.h:
@@ -82,8 +116,8 @@ def check_loom_state(prog, who, output, cmd):
     fail(prog, f"in the {who} job {said}; {want}: {shlex.join(cmd)}")
 
 
-def ompi_version():
-    out = subprocess.run(["ompi_info", "--parsable"], capture_output=True, text=True).stdout
+def ompi_version(ompi_info="ompi_info"):
+    out = subprocess.run([ompi_info, "--parsable"], capture_output=True, text=True).stdout
     for line in out.splitlines():
         if line.startswith("ompi:version:full:"):
             return line.split(":", 3)[3]
@@ -99,26 +133,41 @@ class Jobs:
     directory of loom-bench, the directory of mca_coll_loom.so). `launcher` starts the jobs:
     "mpirun", or "srun" (Slurm, inside an allocation: salloc or a batch script; srun --mpi=pmix
     unless `mpirun_args` name an --mpi). `mpirun_args` (a list) go to the launcher, e.g.
-    ["--hostfile", "hosts"] for mpirun, ["-N", "2"] for srun."""
+    ["--hostfile", "hosts"] for mpirun, ["-N", "2"] for srun.
+
+    The jobs run the Open MPI the build was made for: a build configured with -Dompi=PREFIX runs
+    PREFIX/bin/mpirun and reads PREFIX/bin/ompi_info (ompi_bindir_of_build), any other the ones
+    on PATH; where loom-bench says which Open MPI it was built for (--version), a different one
+    stops the program before any job runs."""
 
     def __init__(self, prog, build, nproc, mpirun_args=(), installed=None, launcher="mpirun"):
         self.prog = prog
+        self.launcher = launcher
         if build is not None:
             self.bench = os.path.join(build, "tools", "loom-bench")
             self.probe = os.path.join(build, "tools", "loom-core-rtt")
             plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
             missing = f"build loom first (meson setup {build} && meson compile -C {build})"
+            bindir = ompi_bindir_of_build(build)
         else:
             self.bench = os.path.join(installed[0], "loom-bench")
             self.probe = os.path.join(installed[0], "loom-core-rtt")
             plugin_dir = installed[1]
             missing = "install loom (meson install -C BUILD), or name a build tree with --build-dir BUILD"
+            bindir = None
         absent = [p for p, there in ((self.bench, os.access(self.bench, os.X_OK)),
                                      (os.path.join(plugin_dir, "mca_coll_loom.so"),
                                       os.path.isfile(os.path.join(plugin_dir, "mca_coll_loom.so")))) if not there]
         if absent:
             fail(prog, f"{' and '.join(absent)} missing: {missing}", 2)
-        components = ompi_components()
+        self.mpirun = ompi_program(bindir, "mpirun")
+        self.ompi_info = ompi_program(bindir, "ompi_info")
+        if bindir is not None and not os.access(os.path.join(bindir, "ompi_info"), os.X_OK):
+            fail(prog, f"{self.ompi_info} missing: the Open MPI {build} was configured against (-Dompi) is not there", 2)
+        if bindir is None and not shutil.which("ompi_info"):
+            fail(prog, "no ompi_info on PATH: put the bin directory of the Open MPI loom was built against on PATH", 2)
+        self.check_ompi_release(build)
+        components = ompi_components(self.ompi_info)
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         oversubscribed = nproc > (os.cpu_count() or 1)
         # Both jobs get Open MPI's default selection, no coll list: what a user's job gets (on
@@ -128,7 +177,7 @@ class Jobs:
         # does, or in ~/.openmpi/components, which a job under srun searches on 5.0 too). run()
         # checks what loom-bench says: loom enabled, or not loaded.
         if launcher == "mpirun":
-            common = ["mpirun", "-np", str(nproc)] + list(mpirun_args)
+            common = [self.mpirun, "-np", str(nproc)] + list(mpirun_args)
             placed = any(a in ("--hostfile", "-hostfile", "--machinefile", "--host", "-H") for a in mpirun_args)
             if oversubscribed and not placed:
                 common += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
@@ -157,6 +206,20 @@ class Jobs:
         else:
             fail(prog, f"--launcher {launcher}: the launchers are {', '.join(LAUNCHERS)}", 2)
 
+    def check_ompi_release(self, build):
+        """Stops the program if loom-bench was built for another Open MPI release than the one
+        whose ompi_info (and mpirun) the jobs would use. A loom-bench too old to say passes."""
+        said = subprocess.run([self.bench, "--version"], capture_output=True, text=True).stdout
+        built_for = re.search(r"built for Open MPI (\S+)", said)
+        if not built_for:
+            return
+        running = ompi_version(self.ompi_info)
+        if release(running) != release(built_for.group(1)):
+            where = (f"{self.ompi_info}, on PATH" if os.sep not in self.ompi_info else self.ompi_info)
+            fail(self.prog, f"{self.bench} was built for Open MPI {built_for.group(1)}, but the jobs would run Open MPI "
+                            f"{running} ({where}): put the bin directory of the Open MPI it was built for first on PATH"
+                            + (f", or configure {build} with -Dompi=PREFIX" if build else ""), 2)
+
     def core_rtt(self):
         """The machine's core-to-core round trip now (loom-core-rtt, nanoseconds), or None where
         it cannot be measured (no such program, fewer than 2 CPUs)."""
@@ -168,20 +231,35 @@ class Jobs:
         except ValueError:
             return None
 
-    def command(self, who, bench_args):
-        return self.jobs[who] + [self.bench] + bench_args
+    def with_params(self, cmd, params):
+        """The job command `cmd` with the MCA parameters `params` ([(name, value)]) added: --mca
+        NAME VALUE for mpirun, OMPI_MCA_NAME=VALUE before srun."""
+        if not params:
+            return list(cmd)
+        if self.launcher == "srun":
+            at = cmd.index("srun")
+            return cmd[:at] + [f"OMPI_MCA_{k}={v}" for k, v in params] + cmd[at:]
+        return list(cmd) + [x for k, v in params for x in ("--mca", k, str(v))]
+
+    def command(self, who, bench_args, params=()):
+        return self.with_params(self.jobs[who], params) + [self.bench] + bench_args
+
+    def output(self, who, bench_args, params=()):
+        """Runs loom-bench in the `who` job with the MCA parameters `params` added; returns (the
+        command, its exit status, stdout, stderr)."""
+        cmd = self.command(who, bench_args, params) if params else self.command(who, bench_args)
+        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
+        return cmd, r.returncode, r.stdout, r.stderr
 
     def run(self, who, bench_args, csv_path):
-        """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows
-        as dicts and the number of nodes the job ran on. A failed run, a loom job in which loom was
-        not enabled, or a job without loom that loaded it stops the program with loom-bench's
-        output and the command."""
-        cmd = self.command(who, bench_args + ["--csv", csv_path])
-        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.stderr.write(r.stdout + r.stderr)
-            fail(self.prog, f"loom-bench failed (exit status {r.returncode}) in the {who} job: {shlex.join(cmd)}")
-        check_loom_state(self.prog, who, r.stdout, cmd)
+        """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows as dicts and the number of nodes the job ran on. A
+        failed run, a loom job in which loom was not enabled, or a job without loom that loaded
+        it stops the program with loom-bench's output and the command."""
+        cmd, status, out, err = self.output(who, bench_args + ["--csv", csv_path])
+        if status != 0:
+            sys.stderr.write(out + err)
+            fail(self.prog, f"loom-bench failed (exit status {status}) in the {who} job: {shlex.join(cmd)}")
+        check_loom_state(self.prog, who, out, cmd)
         with open(csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
         for row in rows:
@@ -190,7 +268,7 @@ class Jobs:
             name = row["contender"].split("+")[0]
             if name != "bound" and (name == "ompi") != (who == "ompi"):
                 fail(self.prog, f"contender {row['contender']} in the {who} job")
-        nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", r.stdout, re.M)
+        nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", out, re.M)
         return rows, int(nodes.group(1)) if nodes else 0
 
 
