@@ -1,7 +1,9 @@
 """What tools/loom-bench-compare and tools/loom-tune share: the two kinds of job (mpirun's or srun's) they run
 loom-bench in (both with Open MPI's default selection: a loom job with the plugin of a build tree
 or the installed one on the component path, and a job without loom, as a user's job would be),
-one such run with its CSV read back and what loom-bench said about loom checked; sizes as text
+one such run with its CSV read back and what loom-bench said about loom checked; further jobs
+without loom in which one of Open MPI's coll components is made to serve, and the check, from
+Open MPI's coll_base_verbose report, that it does (loom-bench-compare --ompi-contenders); sizes as text
 and rule lines, the one writer of every script that writes rules or sizes (also
 selection_rules/make-default-rules, tools/bench/version-rules, tools/sim/predict-rules and
 make-report, tools/loom-trace); collectives.def's rows, its one reader among the scripts; and
@@ -124,6 +126,16 @@ def ompi_version(ompi_info="ompi_info"):
     return "unknown"
 
 
+def ompi_coll_components(ompi_info="ompi_info"):
+    """The coll components this Open MPI has (ompi_info --parsable's mca:coll:NAME:... lines), in
+    its order, and its version."""
+    out = subprocess.run([ompi_info, "--parsable"], capture_output=True, text=True).stdout
+    names = list(dict.fromkeys(re.findall(r"^mca:coll:([^:]+):version:", out, re.M)))
+    version = next((line.split(":", 3)[3] for line in out.splitlines() if line.startswith("ompi:version:full:")),
+                   "unknown")
+    return names, version
+
+
 LAUNCHERS = ("mpirun", "srun")
 
 
@@ -138,7 +150,11 @@ class Jobs:
     The jobs run the Open MPI the build was made for: a build configured with -Dompi=PREFIX runs
     PREFIX/bin/mpirun and reads PREFIX/bin/ompi_info (ompi_bindir_of_build), any other the ones
     on PATH; where loom-bench says which Open MPI it was built for (--version), a different one
-    stops the program before any job runs."""
+    stops the program before any job runs.
+
+    Besides the loom job ("loom") and the job without loom ("ompi"), add_no_loom_job() adds
+    further jobs without loom, named "ompi:..." (the same command as "ompi" with MCA parameters
+    of their own: an Open MPI component made to serve)."""
 
     def __init__(self, prog, build, nproc, mpirun_args=(), installed=None, launcher="mpirun"):
         self.prog = prog
@@ -146,12 +162,14 @@ class Jobs:
         if build is not None:
             self.bench = os.path.join(build, "tools", "loom-bench")
             self.probe = os.path.join(build, "tools", "loom-core-rtt")
+            self.rules_tool = os.path.join(build, "tools", "loom-rules")
             plugin_dir = os.path.realpath(os.path.join(build, "coll_component"))
             missing = f"build loom first (meson setup {build} && meson compile -C {build})"
             bindir = ompi_bindir_of_build(build)
         else:
             self.bench = os.path.join(installed[0], "loom-bench")
             self.probe = os.path.join(installed[0], "loom-core-rtt")
+            self.rules_tool = os.path.join(installed[0], "loom-rules")
             plugin_dir = installed[1]
             missing = "install loom (meson install -C BUILD), or name a build tree with --build-dir BUILD"
             bindir = None
@@ -241,6 +259,12 @@ class Jobs:
             return cmd[:at] + [f"OMPI_MCA_{k}={v}" for k, v in params] + cmd[at:]
         return list(cmd) + [x for k, v in params for x in ("--mca", k, str(v))]
 
+    def add_no_loom_job(self, who, params):
+        """A further job without loom named `who` ("ompi:NAME"): the job without loom's command
+        with the MCA parameters `params` ([(name, value)]) added."""
+        assert who.startswith("ompi:")
+        self.jobs[who] = self.with_params(self.jobs["ompi"], params)
+
     def command(self, who, bench_args, params=()):
         return self.with_params(self.jobs[who], params) + [self.bench] + bench_args
 
@@ -252,24 +276,318 @@ class Jobs:
         return cmd, r.returncode, r.stdout, r.stderr
 
     def run(self, who, bench_args, csv_path):
-        """Runs loom-bench in the `who` job ("loom" or "ompi") writing `csv_path`; returns its rows as dicts and the number of nodes the job ran on. A
+        """Runs loom-bench in the `who` job ("loom", "ompi" or a job add_no_loom_job() added)
+        writing `csv_path`; returns its rows as dicts and the number of nodes the job ran on. A
         failed run, a loom job in which loom was not enabled, or a job without loom that loaded
         it stops the program with loom-bench's output and the command."""
         cmd, status, out, err = self.output(who, bench_args + ["--csv", csv_path])
         if status != 0:
             sys.stderr.write(out + err)
             fail(self.prog, f"loom-bench failed (exit status {status}) in the {who} job: {shlex.join(cmd)}")
-        check_loom_state(self.prog, who, out, cmd)
+        kind = "ompi" if who.startswith("ompi:") else who  # every ompi:NAME job is one without loom
+        check_loom_state(self.prog, kind, out, cmd)
         with open(csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
         for row in rows:
             # "bound" (loom-bench --bound) is a measurement of the machine, in either job;
             # "NAME+compute" (--overlap) is NAME's run with computation.
             name = row["contender"].split("+")[0]
-            if name != "bound" and (name == "ompi") != (who == "ompi"):
+            if name != "bound" and (name == "ompi") != (kind == "ompi"):
                 fail(self.prog, f"contender {row['contender']} in the {who} job")
         nodes = re.search(r"^# loom-bench: np=\d+ on (\d+) node", out, re.M)
         return rows, int(nodes.group(1)) if nodes else 0
+
+
+# ---- Open MPI's own components as contenders (loom-bench-compare --ompi-contenders) -----------
+# A contender "ompi:NAME" is a job without loom, as the job "ompi", in which the coll component NAME
+# is made to serve: its priority raised above every other component's that serves a communicator
+# of 2 or more ranks (self's 75 is for MPI_COMM_SELF), plus what the component needs to serve at
+# all (acoll declines communicators below coll_acoll_comm_size_thresh ranks, 16 by default).
+# "tuned" runs tuned's fixed decisions (coll_tuned_use_dynamic_rules 0), "tuned=FILE" its
+# dynamic rules from FILE (classic format, or JSON from Open MPI 6.0 on). Whether the component
+# then serves is not taken on trust: check_contender() runs loom-bench once with
+# coll_base_verbose and reads which component each rank's communicator got for each collective.
+CONTENDER_PRIORITY = 70
+# Enough for Open MPI 6.0's report of every slot of every communicator, persistent ones too
+# (coll_base_comm_select.c: 10 reports MPI_COMM_WORLD's blocking and non-blocking slots, 20
+# every communicator's, above 20 the persistent ones too); 4.1 and 5.0 report the components
+# each communicator enabled, in order (9), and no slots.
+SELECTION_VERBOSITY = 21
+
+
+class OmpiContender:
+    """One --ompi-contenders entry: NAME (any coll component), or tuned=FILE. `name` is its
+    contender's name ("ompi:acoll", "ompi:tuned:STEM" for tuned=DIR/STEM.json), `component` the
+    component, `params` the MCA parameters of its job ([(name, value)]), `rules` tuned's rule file
+    (absolute) or None."""
+
+    def __init__(self, spec):
+        component, eq, rules = spec.strip().partition("=")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", component) or (eq and not rules):
+            raise ValueError(f"{spec!r} is no contender: give a coll component's name (acoll, han, tuned, "
+                             "libnbc, ...) or tuned=FILE")
+        if eq and component != "tuned":
+            raise ValueError(f"{spec!r}: only tuned takes a rule file (tuned=FILE)")
+        self.component = component
+        self.rules = os.path.abspath(rules) if eq else None
+        self.name = f"ompi:{component}"
+        self.params = [(f"coll_{component}_priority", CONTENDER_PRIORITY)]
+        if component == "acoll":
+            self.params.append(("coll_acoll_comm_size_thresh", 2))
+        if component == "tuned":
+            if self.rules:
+                self.name += ":" + os.path.splitext(os.path.basename(self.rules))[0]
+                self.params += [("coll_tuned_use_dynamic_rules", 1), ("coll_tuned_dynamic_rules_filename", self.rules)]
+            else:
+                self.params.append(("coll_tuned_use_dynamic_rules", 0))
+
+    def check_params(self):
+        """The MCA parameters check_contender's run adds to its job's: the reports."""
+        extra = [("coll_base_verbose", SELECTION_VERBOSITY)]
+        if self.rules:
+            extra.append(("coll_tuned_verbose", 1))  # 6.0 says there why it ignored a file or a rule
+        return extra
+
+
+def ompi_contenders(text):
+    """The OmpiContender of each entry of a comma-separated --ompi-contenders list."""
+    out = [OmpiContender(spec) for spec in text.split(",") if spec.strip()]
+    names = [c.name for c in out]
+    twice = sorted(set(n for n in names if names.count(n) > 1))
+    if twice:
+        raise ValueError(f"{', '.join(twice)} named twice (two tuned rule files need different base names)")
+    return out
+
+
+def slot_of(collective, form):
+    """The coll slot Open MPI calls for loom-bench's `collective` in `form`: allreduce,
+    iallreduce, allreduce_init."""
+    return {"blocking": "{}", "nonblocking": "i{}", "persistent": "{}_init"}[form].format(collective)
+
+
+# Open MPI 4.1 and 5.0 report no slots: which component a communicator's slot ends with follows
+# from the components it enabled, in the order enabled (ascending priority), each copying over the
+# slots it fills. These are the slots each fills on an intra-communicator, from the sources of
+# 4.1.8 and 5.0.10 (the same in both; han's on a communicator spanning nodes, its top level).
+_I = "allgather allgatherv allreduce alltoall alltoallv alltoallw barrier bcast exscan gather gatherv reduce " \
+     "reduce_scatter reduce_scatter_block scan scatter scatterv"
+_N = "neighbor_allgather neighbor_allgatherv neighbor_alltoall neighbor_alltoallv neighbor_alltoallw"
+SLOTS_WITHOUT_REPORT = {
+    "tuned": set("allgather allgatherv allreduce alltoall alltoallv barrier bcast gather reduce reduce_scatter "
+                 "reduce_scatter_block scatter".split()),
+    "han": set("allgather allreduce barrier bcast gather reduce scatter".split()),
+    "libnbc": set(["i" + s for s in (_I + " " + _N).split()] + [s + "_init" for s in (_I + " " + _N).split()]),
+    "basic": set((_I + " " + _N).split()),
+    "adapt": set("bcast reduce ibcast ireduce".split()),
+    "sm": set("allreduce barrier bcast reduce".split()),
+}
+
+_PROCESS_LINE = re.compile(r"^\[([^\]]+)\] (.*)$")
+_NEW_COMM = re.compile(r"coll:base:comm_select: new communicator: (.*) \(cid (\S+)\)$")
+_SELECTING = re.compile(r"coll:base:comm_select: selecting +(\S+), priority +(-?\d+), (Enabled|Disabled)$")
+_SLOT = re.compile(r"coll:base:comm_select: communicator (.*) rank \d+ (\w+) -> (\S+)$")
+
+
+def coll_selection(output):
+    """What coll_base_verbose (SELECTION_VERBOSITY) said in a job's output: {process ("host:pid",
+    the prefix of its lines): [communicator, in the order selected]}, each communicator a dict:
+    name, cid, enabled (the components it enabled, in order) and slots ({slot: component}; Open
+    MPI 6.0 only). A communicator selected again (the same cid) replaces the earlier one."""
+    procs = {}
+    for line in output.splitlines():
+        m = _PROCESS_LINE.match(line)
+        if not m:
+            continue
+        proc, text = m.groups()
+        comms = procs.setdefault(proc, [])
+        if (c := _NEW_COMM.search(text)):
+            comms[:] = [x for x in comms if x["cid"] != c.group(2)]
+            comms.append({"name": c.group(1), "cid": c.group(2), "enabled": [], "slots": {}})
+        elif (c := _SELECTING.search(text)) and comms:
+            if c.group(3) == "Enabled":
+                comms[-1]["enabled"].append(c.group(1))
+        elif (c := _SLOT.search(text)):
+            named = [x for x in comms if x["name"] == c.group(1)]
+            if named:
+                named[-1]["slots"][c.group(2)] = c.group(3)
+    return {p: comms for p, comms in procs.items() if comms}
+
+
+def slot_server(comm, slot):
+    """The component a communicator's `slot` ended with: as 6.0 reported it, or (4.1, 5.0) the last
+    enabled component that fills it (SLOTS_WITHOUT_REPORT); "?NAME" where a component whose slots
+    are not known here was enabled after the last known one that fills it; None if nothing fills it."""
+    if comm["slots"]:
+        got = comm["slots"].get(slot)
+        return None if got in (None, "(null)") else got
+    server = None
+    for component in comm["enabled"]:
+        known = SLOTS_WITHOUT_REPORT.get(component)
+        if known is None:
+            server = "?" + component
+        elif slot in known:
+            server = component
+    return server
+
+
+def slot_servers(selection, slot):
+    """{component serving `slot`: number of processes} over the processes of coll_selection():
+    on MPI_COMM_WORLD, or for a neighbourhood collective on every communicator but MPI_COMM_WORLD
+    and MPI_COMM_SELF (those loom-bench made with a process topology; a process that made several
+    counts each). A process that reported no such communicator counts as "(not reported)"."""
+    count = {}
+    for comms in selection.values():
+        if "neighbor_" in slot:
+            chosen = [c for c in comms if c["name"] not in ("MPI_COMM_WORLD", "MPI_COMM_SELF")]
+        else:
+            chosen = [c for c in comms if c["name"] == "MPI_COMM_WORLD"][-1:]
+        for server in [slot_server(c, slot) or "(nothing)" for c in chosen] or ["(not reported)"]:
+            count[server] = count.get(server, 0) + 1
+    return count
+
+
+def servers_text(servers):
+    """slot_servers()'s count as a clause: "tuned serves it", "no component fills it", or "tuned on
+    3, basic on 1" where the processes differ ("?NAME": a component whose slots are not known
+    here, enabled after the last one known)."""
+    def one(s):
+        return {"(nothing)": "no component", "(not reported)": "no report"}.get(
+            s, f"{s[1:]} (or one before it: its slots are not known here)" if s.startswith("?") else s)
+    if len(servers) == 1:
+        s = next(iter(servers))
+        return ("no component fills it" if s == "(nothing)" else "no communicator it would be on was reported"
+                if s == "(not reported)" else f"{one(s)} serves it")
+    return ", ".join(f"{one(s)} on {n}" for s, n in sorted(servers.items()))
+
+
+def declined(output, component):
+    """The lines in which Open MPI said why `component` did not serve (its comm_query or enable
+    disqualifying itself, the selection's "not available" or "Disabled"), each once, without the
+    process prefix; none about MPI_COMM_SELF."""
+    said = []
+    comm = {}  # the communicator each process is selecting for: lines about MPI_COMM_SELF say nothing here
+    for line in output.splitlines():
+        m = _PROCESS_LINE.match(line)
+        text = m.group(2) if m else line
+        if m and (c := _NEW_COMM.search(text)):
+            comm[m.group(1)] = c.group(1)
+        if (m and comm.get(m.group(1)) == "MPI_COMM_SELF") or "MPI_COMM_SELF" in text:
+            continue
+        if (re.search(rf"coll:{re.escape(component)}:\S+ .*(disqualif|disabling|declin)", text) or
+                re.search(rf"component not available: {re.escape(component)}$", text) or
+                re.search(rf"selecting +{re.escape(component)}, priority .*Disabled$", text)):
+            if text not in said:
+                said.append(text)
+    return said
+
+
+# What Open MPI 6.0's tuned says (coll_tuned_verbose 1) when it ignores a rule file or a rule of it.
+TUNED_TROUBLE = re.compile(r"Ignoring|is not valid|Failed to load|Cannot read|bad configure file|Could not read|"
+                           r"Unrecognized|Problem occurred|Missing the required|Required top-level|must be (a|either)|"
+                           r"Expected a set|could not interpret|Internal json error")
+
+
+def tuned_rules_collectives(path, nproc, rules_tool=None):
+    """The collectives tuned's rule file `path` has rules for at `nproc` ranks, and its format
+    ("json" or "classic"). JSON (Open MPI 6.0's) is read here; a classic file is checked by
+    loom-rules from-tuned (`rules_tool`, if there: every collective it lists covers every
+    communicator size, tuned's first comm size rule also applying below it), else taken as
+    covering every collective (None). Raises ValueError for a file that is not one."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise ValueError(f"{path}: {e.strerror}")
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"{path}: not valid JSON ({e})")
+        colls = doc.get("collectives") if isinstance(doc, dict) else None
+        if not isinstance(colls, dict):
+            raise ValueError(f"{path}: no \"collectives\" object (Open MPI's docs/tuning-apps/tuned_dynamic_file_schema.json)")
+        covered = set()
+
+        def bound(v, default):
+            return float("inf") if isinstance(v, str) and v.lower() == "inf" else v if isinstance(v, int) else default
+        for coll, comm_rules in colls.items():
+            for rule in comm_rules if isinstance(comm_rules, list) else []:
+                if isinstance(rule, dict) and bound(rule.get("comm_size_min"), 0) <= nproc <= \
+                        bound(rule.get("comm_size_max"), float("inf")):
+                    covered.add(coll)
+        return "json", covered
+    if rules_tool is None or not os.access(rules_tool, os.X_OK):
+        return "classic", None
+    r = subprocess.run([rules_tool, "from-tuned", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ValueError(f"{path}: not a tuned rule file (loom-rules from-tuned: {r.stderr.strip()})")
+    return "classic", set(re.findall(r"^# (\w+) \(tuned collective", r.stdout, re.M))
+
+
+def check_contender(jobs, contender, bench_args, collectives, form, nproc, version):
+    """Runs loom-bench once (bench_args: short) in `contender`'s job with coll_base_verbose, and
+    reads which component served each of `collectives` (their slots in `form`) on every rank.
+    Returns (the collectives `contender.component` served on every rank, notes: a line for each
+    collective another component served, and for each that tuned's rule file has no rule for at
+    this size). Stops the program if it served none of them, if the run failed or loaded loom, if
+    Open MPI 6.0's tuned ignored the rule file or a rule of it, or if a rule file is JSON and this
+    Open MPI (`version`) is older than 6.0, which reads only the classic format."""
+    prog = jobs.prog
+    notes = []
+    covered = None
+    if contender.rules:
+        try:
+            kind, covered = tuned_rules_collectives(contender.rules, nproc, jobs.rules_tool)
+        except ValueError as e:
+            fail(prog, f"{contender.name}: {e}", 2)
+        major = re.match(r"(\d+)", version)
+        if kind == "json" and major and int(major.group(1)) < 6:
+            fail(prog, f"{contender.name}: {contender.rules} is a JSON rule file, which tuned reads from Open MPI "
+                       f"6.0 on; Open MPI {version} reads the classic format only", 2)
+    cmd, status, out, err = jobs.output(contender.name, bench_args, contender.check_params())
+    if status != 0:
+        sys.stderr.write(out + err)
+        fail(prog, f"loom-bench failed (exit status {status}) in {contender.name}'s check: {shlex.join(cmd)}")
+    check_loom_state(prog, "ompi", out, cmd)
+    said = out + "\n" + err
+    if contender.rules:
+        trouble = [line for line in said.splitlines() if TUNED_TROUBLE.search(line) and "coll:base:" not in line]
+        if trouble:
+            fail(prog, f"{contender.name}: tuned did not take {contender.rules} as it is:\n  " +
+                 "\n  ".join(dict.fromkeys(_PROCESS_LINE.sub(r"\2", t) for t in trouble)) + f"\n(the check: {shlex.join(cmd)})")
+    selection = coll_selection(said)
+    if len(selection) < nproc:
+        fail(prog, f"{contender.name}: {len(selection)} of {nproc} ranks reported which coll components they selected "
+                   f"(coll_base_verbose): which component serves cannot be checked: {shlex.join(cmd)}")
+    served = []
+    for coll in collectives:
+        slot = slot_of(coll, form)
+        servers = slot_servers(selection, slot)
+        if servers == {contender.component: sum(servers.values())}:
+            served.append(coll)
+            if covered is not None and coll not in covered:
+                notes.append(f"{contender.name}: {os.path.basename(contender.rules)} has no rule for {coll} at {nproc} "
+                             f"ranks: tuned's fixed decisions serve it")
+        else:
+            notes.append(f"{contender.name}: {contender.component} does not serve {slot} here "
+                         f"({servers_text(servers)}): not timed")
+    if not served:
+        why = declined(said, contender.component)
+        hint = ("\n  han serves only communicators that span nodes: run the comparison across nodes "
+                "(--mpirun-args \"--hostfile FILE\")" if any("only local processes" in w for w in why) else "")
+        enabled = [any(c["name"] == "MPI_COMM_WORLD" and contender.component in c["enabled"] for c in comms)
+                   for comms in selection.values()]
+        if all(enabled):
+            hint += (f"\n  {contender.component} was enabled on MPI_COMM_WORLD on every rank, and other components "
+                     "serve these collectives")
+        if contender.component == "libnbc" and form == "blocking":
+            hint += "\n  libnbc serves the non-blocking and persistent collectives: --form nonblocking or persistent"
+        fail(prog, f"{contender.name}: {contender.component} serves none of "
+                   f"{', '.join(slot_of(c, form) for c in collectives)} here:\n  " +
+             "\n  ".join(n[len(contender.name) + 2:] for n in notes) +
+             (("\n Open MPI said:\n  " + "\n  ".join(why)) if why else "") + hint +
+             f"\n(the check: {shlex.join(cmd)})")
+    return served, notes
 
 
 # Raw measurements kept in archives. The repository keeps the CSV files of finished runs
