@@ -138,11 +138,11 @@ typedef struct loom_buffer {
     struct ompi_datatype_t *dtype;
     int blocks;
     size_t count;
-    const int *counts; /* NULL: `count` instances in every block */
-    const int *displs; /* NULL: block i at i x count */
+    loom_count_array_t counts; /* none: `count` instances in every block */
+    loom_disp_array_t displs; /* none: block i at i x count */
     struct ompi_datatype_t *const *dtypes; /* alltoallw: block i's datatype (dtype unused), and
                                               displs in bytes; NULL: dtype for every block */
-    const MPI_Aint *adispls; /* neighbor_alltoallw: MPI_Aint displacements in bytes (displs NULL) */
+    loom_adisp_array_t adispls; /* neighbor_alltoallw: displacements in bytes (displs none) */
     int read;          /* LOOM_READ_* or a block index */
     int written;       /* 1: the call writes it */
 } loom_buffer_t;
@@ -171,7 +171,8 @@ typedef struct loom_served_repeat {
 typedef struct loom_repeat {
     int valid;
     long long count; /* the count; for reduce_scatter and allgatherv the sum of the per-rank counts */
-    int scount, root, in_place, segment, single_copy;
+    long long scount;
+    int root, in_place, segment, single_copy;
     char forced[32]; /* the algorithm forced when it was decided; "" for none */
     struct ompi_datatype_t *dtype, *sdtype;
     struct ompi_op_t *op;
@@ -269,19 +270,20 @@ void mca_coll_loom_install_entries(mca_coll_loom_module_t *module);
 typedef struct loom_mpi_call {
     loom_coll_t coll;
     const void *sbuf;
-    int scount;
+    long long scount; /* the coll interface's counts (int, or size_t on 6.0), signed */
     struct ompi_datatype_t *sdtype;
     void *rbuf;
-    int count;
-    const int *counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's);
-                           the neighbourhood collectives: one per source (sends: per destination) */
-    const int *displs;  /* allgatherv, gatherv: one per rank, in extents of dtype */
-    const int *scounts; /* the send side's (scatterv: the root's): one per rank */
-    const int *sdispls; /* the send side's (scatterv, alltoallv(w)): one per rank, in extents of
+    long long count;
+    /* The arrays, read only through coll_loom_ompi.h's accessors (loom_count_at, ...): */
+    loom_count_array_t counts;  /* reduce_scatter, allgatherv, gatherv: one per rank (gatherv: the root's);
+                              the neighbourhood collectives: one per source (sends: per destination) */
+    loom_disp_array_t displs;  /* allgatherv, gatherv: one per rank, in extents of dtype */
+    loom_count_array_t scounts; /* the send side's (scatterv: the root's): one per rank */
+    loom_disp_array_t sdispls; /* the send side's (scatterv, alltoallv(w)): one per rank, in extents of
                            sdtype (alltoallw: in bytes, as displs are) */
     struct ompi_datatype_t *const *sdtypes; /* alltoallw: the send side's datatype per rank */
     struct ompi_datatype_t *const *rdtypes; /* alltoallw: the receive side's datatype per rank */
-    const MPI_Aint *sadispls, *adispls;     /* neighbor_alltoallw: sdispls, displs as MPI_Aint */
+    loom_adisp_array_t sadispls, adispls;       /* neighbor_alltoallw: sdispls, displs in bytes */
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int root;

@@ -31,11 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t block_count(const loom_buffer_t *b, int i) { return NULL != b->counts ? (size_t)b->counts[i] : b->count; }
+static size_t block_count(const loom_buffer_t *b, int i)
+{
+    return loom_counts_given(b->counts) ? (size_t)loom_count_at(b->counts, i) : b->count;
+}
 
 static ptrdiff_t block_displ(const loom_buffer_t *b, int i)
 {
-    return NULL != b->displs ? b->displs[i] : (ptrdiff_t)i * (ptrdiff_t)b->count;
+    return loom_displs_given(b->displs) ? loom_displ_at(b->displs, i) : (ptrdiff_t)i * (ptrdiff_t)b->count;
 }
 
 static size_t total_instances(const loom_buffer_t *b)
@@ -53,8 +56,8 @@ static struct ompi_datatype_t *block_type(const loom_buffer_t *b, int i)
 }
 static ptrdiff_t block_offset(const loom_buffer_t *b, int i)
 {
-    if (NULL != b->adispls) return (ptrdiff_t)b->adispls[i];
-    return NULL != b->dtypes ? (ptrdiff_t)b->displs[i] : block_displ(b, i) * loom_type_extent(b->dtype);
+    if (loom_adispls_given(b->adispls)) return loom_adispl_at(b->adispls, i);
+    return NULL != b->dtypes ? loom_displ_at(b->displs, i) : block_displ(b, i) * loom_type_extent(b->dtype);
 }
 static size_t block_bytes(const loom_buffer_t *b, int i) { return block_count(b, i) * loom_type_size(block_type(b, i)); }
 

@@ -12,10 +12,10 @@ static void set_buffer(loom_buffer_t *b, const void *user, struct ompi_datatype_
     b->dtype = dtype;
     b->blocks = 1;
     b->count = count;
-    b->counts = NULL;
-    b->displs = NULL;
+    b->counts = LOOM_COUNTS_NONE;
+    b->displs = LOOM_DISPLS_NONE;
     b->dtypes = NULL;
-    b->adispls = NULL;
+    b->adispls = LOOM_DISPLS_NONE;
     b->read = read;
     b->written = written;
 }
@@ -93,7 +93,7 @@ static const char *describe_split(loom_glue_call_t *c, const loom_mpi_call_t *m,
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, size))) return "out of memory";
     size_t total = 0;
     for (int i = 0; i < size; ++i) {
-        const int n = NULL != m->counts ? m->counts[i] : m->count;
+        const long long n = loom_counts_given(m->counts) ? loom_count_at(m->counts, i) : m->count;
         if (n < 0) return "negative count";
         c->counts[i] = (size_t)n;
         total += (size_t)n;
@@ -127,12 +127,13 @@ static void own_block_counts(loom_glue_call_t *c, const loom_coll_row_t *row, in
 }
 
 /* c->counts in bytes: counts[i] instances of dtype for rank i, or count for each where counts is
- * NULL. 0 if one is negative. */
-static int counts_in_bytes(loom_glue_call_t *c, int size, const int *counts, int count, struct ompi_datatype_t *dtype)
+ * none. 0 if one is negative. */
+static int counts_in_bytes(loom_glue_call_t *c, int size, loom_count_array_t counts, long long count,
+                           struct ompi_datatype_t *dtype)
 {
     const size_t type_size = loom_type_size(dtype);
     for (int i = 0; i < size; ++i) {
-        const int n = NULL != counts ? counts[i] : count;
+        const long long n = loom_counts_given(counts) ? loom_count_at(counts, i) : count;
         if (n < 0) return 0;
         c->counts[i] = (size_t)n * type_size;
     }
@@ -193,13 +194,13 @@ static const char *describe_per_peer_v(loom_glue_call_t *c, const loom_mpi_call_
     const int size = ompi_comm_size(comm), in_place = MPI_IN_PLACE == m->sbuf;
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, 2 * size))) return "out of memory";
     for (int i = 0; i < size; ++i) {
-        const int n = m->counts[i];
-        if (n < 0 || (!in_place && m->scounts[i] < 0)) return "negative count";
+        const long long n = loom_count_at(m->counts, i);
+        if (n < 0 || (!in_place && loom_count_at(m->scounts, i) < 0)) return "negative count";
         c->counts[size + i] = (size_t)n * loom_type_size(NULL != m->rdtypes ? m->rdtypes[i] : m->dtype);
         /* In place the send side is the receive side (MPI ignores the send arguments). */
         c->counts[i] = in_place
                            ? c->counts[size + i]
-                           : (size_t)m->scounts[i] * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
+                           : (size_t)loom_count_at(m->scounts, i) * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
     }
     if (!in_place) {
         set_buffer(&c->send, m->sbuf, m->sdtype, 0, LOOM_READ_ALL, 0);
@@ -233,7 +234,7 @@ static const char *neighbour_receives(loom_glue_call_t *c, int first)
     const loom_mpi_call_t *m = c->mpi;
     const loom_neighbourhood_t *n = c->neighbours;
     for (int j = 0; j < n->indegree; ++j) {
-        const int k = NULL != m->counts ? m->counts[j] : m->count;
+        const long long k = loom_counts_given(m->counts) ? loom_count_at(m->counts, j) : m->count;
         if (k < 0) return "negative count";
         c->counts[first + j] = (size_t)k * loom_type_size(NULL != m->rdtypes ? m->rdtypes[j] : m->dtype);
     }
@@ -283,7 +284,7 @@ static const char *describe_per_neighbour(loom_glue_call_t *c, const loom_mpi_ca
     if (MPI_IN_PLACE == m->sbuf) return "MPI_IN_PLACE (MPI has none for a neighbourhood collective)";
     if (OMPI_SUCCESS != (*rc = loom_call_counts(c, out + c->neighbours->indegree))) return "out of memory";
     for (int i = 0; i < out; ++i) {
-        const int k = NULL != m->scounts ? m->scounts[i] : m->scount;
+        const long long k = loom_counts_given(m->scounts) ? loom_count_at(m->scounts, i) : m->scount;
         if (k < 0) return "negative count";
         c->counts[i] = (size_t)k * loom_type_size(NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype);
     }
@@ -307,15 +308,15 @@ static const char *describe_none(loom_glue_call_t *c, const loom_mpi_call_t *m, 
 
 /* ---- the trace's bytes (message_bytes' definition, from MPI's arguments) ---- */
 
-static unsigned long long nonnegative(int n) { return n > 0 ? (unsigned long long)n : 0; }
+static unsigned long long nonnegative(long long n) { return n > 0 ? (unsigned long long)n : 0; }
 static unsigned long long type_bytes(struct ompi_datatype_t *t) { return NULL != t ? loom_type_size(t) : 0; }
 
 /* The sum of counts[0..size), or size of count when there is no array. */
-static unsigned long long all_counts(const int *counts, int count, int size)
+static unsigned long long all_counts(loom_count_array_t counts, long long count, int size)
 {
-    if (NULL == counts) return nonnegative(count) * (unsigned long long)size;
+    if (!loom_counts_given(counts)) return nonnegative(count) * (unsigned long long)size;
     unsigned long long sum = 0;
-    for (int i = 0; i < size; ++i) sum += nonnegative(counts[i]);
+    for (int i = 0; i < size; ++i) sum += nonnegative(loom_count_at(counts, i));
     return sum;
 }
 
@@ -352,9 +353,9 @@ static unsigned long long per_peer_v_bytes(const loom_mpi_call_t *m, int size, i
 {
     (void)rank;
     unsigned long long sum = 0;
-    for (int i = 0; i < size && NULL != m->scounts; ++i) {
+    for (int i = 0; i < size && loom_counts_given(m->scounts); ++i) {
         struct ompi_datatype_t *t = NULL != m->sdtypes ? m->sdtypes[i] : m->sdtype;
-        sum += m->scounts[i] > 0 && NULL != t ? (unsigned long long)m->scounts[i] * loom_type_size(t) : 0;
+        sum += NULL != t ? nonnegative(loom_count_at(m->scounts, i)) * loom_type_size(t) : 0;
     }
     return sum;
 }
@@ -365,7 +366,7 @@ static unsigned long long per_peer_v_bytes(const loom_mpi_call_t *m, int size, i
 static unsigned long long neighbour_bytes(const loom_mpi_call_t *m, int size, int rank)
 {
     (void)size, (void)rank;
-    return NULL == m->scounts ? nonnegative(m->scount) * type_bytes(m->sdtype) : 0;
+    return !loom_counts_given(m->scounts) ? nonnegative(m->scount) * type_bytes(m->sdtype) : 0;
 }
 
 static unsigned long long no_bytes(const loom_mpi_call_t *m, int size, int rank)

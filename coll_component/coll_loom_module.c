@@ -65,6 +65,24 @@ int mca_coll_loom_init_query(bool enable_progress_threads, bool enable_mpi_threa
     return OMPI_SUCCESS;
 }
 
+/* Open MPI 6.0's coll_module_disable (loom_ompi_install sets it): every slot still loom's gets the
+ * function loom saved from it back. Modules are disabled in the reverse order of their enabling,
+ * so loom's slots are its own here. */
+static int loom_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_loom_module_t *m = (mca_coll_loom_module_t *)module;
+#define RESTORE(slot)                                               \
+    if (comm->c_coll->coll_##slot##_module == module) {             \
+        comm->c_coll->coll_##slot = m->previous.slot;               \
+        comm->c_coll->coll_##slot##_module = m->previous.slot##_module; \
+    }
+#define LOOM_COLLECTIVE(name, ...) RESTORE(name) RESTORE(i##name) RESTORE(name##_init)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+#undef RESTORE
+    return OMPI_SUCCESS;
+}
+
 static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_loom_module_t *m = (mca_coll_loom_module_t *)module;
@@ -112,6 +130,8 @@ static int loom_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 #undef LOOM_COLLECTIVE
 #undef SAVE_FORMS
 #undef SAVE_FORM
+
+    loom_ompi_install(&m->super, comm, loom_module_disable);
 
     const int mib = mca_coll_loom_component.shm_max_mib;
     m->segment_allowed = mib > 0 && loom_shm_segment_bytes(ompi_comm_size(comm)) <= ((size_t)mib << 20);

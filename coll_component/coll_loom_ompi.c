@@ -142,7 +142,7 @@ void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
 
 #endif
 
-#if OMPI_MAJOR_VERSION == 5
+#if OMPI_MAJOR_VERSION >= 5
 
 #include "ompi/runtime/ompi_rte.h"
 #include "opal/mca/pmix/pmix-internal.h"
@@ -204,6 +204,26 @@ void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request)
     request->data.release_arrays[0] = NULL;
 }
 
+#endif
+
+#if OMPI_MAJOR_VERSION >= 6
+void loom_ompi_install(mca_coll_base_module_t *module, struct ompi_communicator_t *comm,
+                       int (*disable)(mca_coll_base_module_t *module, struct ompi_communicator_t *comm))
+{
+#define INSTALL(slot) \
+    if (NULL != module->coll_##slot) MCA_COLL_INSTALL_API(comm, slot, module->coll_##slot, module, "loom");
+#define LOOM_COLLECTIVE(name, ...) INSTALL(name) INSTALL(i##name) INSTALL(name##_init)
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+#undef INSTALL
+    module->coll_module_disable = disable;
+}
+#else
+void loom_ompi_install(mca_coll_base_module_t *module, struct ompi_communicator_t *comm,
+                       int (*disable)(mca_coll_base_module_t *module, struct ompi_communicator_t *comm))
+{
+    (void)module, (void)comm, (void)disable;
+}
 #endif
 
 /* The launcher's name for this process's node, looked up once per process (every communicator

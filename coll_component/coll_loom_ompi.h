@@ -12,7 +12,11 @@
  *                   coll_agree/iagree, coll_module_disable, reduce_local and the
  *                   *_init slots), PMIx called directly, malloc'd host names,
  *                   opal/mca/threads/mutex.h, nbc request data.refcounted and release_arrays
- *   Open MPI 6.x    coll type version 3.0.0, MCA_COLL_INSTALL_API, size_t counts   not supported
+ *   Open MPI 6.0.x  coll type version 3.0.0: every count a size_t, per-rank     supported
+ *                   count and displacement arrays behind ompi_count_array_t /
+ *                   ompi_disp_array_t (the MPI-4 `_c` calls share the slots), a
+ *                   module installs its own functions (MCA_COLL_INSTALL_API) and
+ *                   puts the previous ones back in coll_module_disable
  *
  * A component built for the wrong version loads and is silently ignored by Open MPI, so an
  * unsupported version must fail the build here, loudly.
@@ -36,8 +40,77 @@ typedef mca_coll_base_component_2_0_0_t loom_coll_component_t;
 #define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_4_0
 #define LOOM_COMPONENT_DECLSPEC OMPI_DECLSPEC
 typedef mca_coll_base_component_2_4_0_t loom_coll_component_t;
+#elif OMPI_MAJOR_VERSION == 6 && OMPI_MINOR_VERSION == 0
+#include "opal/mca/threads/mutex.h"
+#include "ompi/util/count_disp_array.h"
+#define LOOM_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_3_0_0
+#define LOOM_COMPONENT_DECLSPEC OMPI_DECLSPEC
+typedef mca_coll_base_component_3_0_0_t loom_coll_component_t;
 #else
-#error "loom's glue supports Open MPI 4.1.x and 5.0.x; see coll_component/coll_loom_ompi.h"
+#error "loom's glue supports Open MPI 4.1.x, 5.0.x and 6.0.x; see coll_component/coll_loom_ompi.h"
+#endif
+
+/* ---- Counts as the coll interface passes them ----
+ * A count (loom_count_t), a per-rank count array (loom_count_array_t), a per-rank displacement array
+ * in extents (loom_disp_array_t) and neighbor_alltoallw's displacements in bytes (loom_adisp_array_t).
+ * 4.1 and 5.0 pass int and int arrays (MPI_Aint for the last); 6.0 passes size_t and tagged
+ * handles that hold int or, for the MPI-4 large-count `_c` calls, size_t / MPI_Aint arrays. The
+ * glue reads an array only through these accessors, which give 64-bit values on every version
+ * (signed: 4.1's and 5.0's negative counts stay negative for the glue to refuse). */
+#if OMPI_MAJOR_VERSION >= 6
+typedef size_t loom_count_t;
+typedef ompi_count_array_t loom_count_array_t;
+typedef ompi_disp_array_t loom_disp_array_t;
+typedef ompi_disp_array_t loom_adisp_array_t;
+#define LOOM_COUNTS_NONE OMPI_COUNT_ARRAY_NULL
+#define LOOM_DISPLS_NONE OMPI_DISP_ARRAY_NULL
+static inline int loom_counts_given(loom_count_array_t a) { return NULL != ompi_count_array_ptr(a); }
+static inline long long loom_count_at(loom_count_array_t a, size_t i) { return (long long)ompi_count_array_get(a, i); }
+static inline int loom_displs_given(loom_disp_array_t a) { return NULL != ompi_disp_array_ptr(a); }
+static inline ptrdiff_t loom_displ_at(loom_disp_array_t a, size_t i) { return ompi_disp_array_get(a, i); }
+static inline ptrdiff_t loom_adispl_at(loom_adisp_array_t a, size_t i) { return ompi_disp_array_get(a, i); }
+/* The bytes of one element of the array (what a copy of n entries needs: n times this). */
+static inline size_t loom_counts_elem_bytes(loom_count_array_t a) { return ompi_count_array_is_64bit(a) ? sizeof(size_t) : sizeof(int); }
+static inline size_t loom_displs_elem_bytes(loom_disp_array_t a) { return ompi_disp_array_is_64bit(a) ? sizeof(ptrdiff_t) : sizeof(int); }
+static inline const void *loom_counts_data(loom_count_array_t a) { return ompi_count_array_ptr(a); }
+static inline const void *loom_displs_data(loom_disp_array_t a) { return ompi_disp_array_ptr(a); }
+/* The same kind of array over a copy of its entries at `data`. */
+static inline loom_count_array_t loom_counts_over(loom_count_array_t a, const void *data)
+{
+    return ompi_count_array_is_64bit(a) ? ompi_count_array_create_c((const size_t *)data)
+                                        : ompi_count_array_create((const int *)data);
+}
+static inline loom_disp_array_t loom_displs_over(loom_disp_array_t a, const void *data)
+{
+    return ompi_disp_array_is_64bit(a) ? ompi_disp_array_create_c((const ptrdiff_t *)data)
+                                       : ompi_disp_array_create((const int *)data);
+}
+#define loom_adispls_given     loom_displs_given
+#define loom_adispls_elem_bytes loom_displs_elem_bytes
+#define loom_adispls_data      loom_displs_data
+#define loom_adispls_over      loom_displs_over
+#else
+typedef int loom_count_t;
+typedef const int *loom_count_array_t;
+typedef const int *loom_disp_array_t;
+typedef const MPI_Aint *loom_adisp_array_t;
+#define LOOM_COUNTS_NONE NULL
+#define LOOM_DISPLS_NONE NULL
+static inline int loom_counts_given(loom_count_array_t a) { return NULL != a; }
+static inline long long loom_count_at(loom_count_array_t a, size_t i) { return a[i]; }
+static inline int loom_displs_given(loom_disp_array_t a) { return NULL != a; }
+static inline ptrdiff_t loom_displ_at(loom_disp_array_t a, size_t i) { return a[i]; }
+static inline ptrdiff_t loom_adispl_at(loom_adisp_array_t a, size_t i) { return (ptrdiff_t)a[i]; }
+static inline size_t loom_counts_elem_bytes(loom_count_array_t a) { (void)a; return sizeof(int); }
+static inline size_t loom_displs_elem_bytes(loom_disp_array_t a) { (void)a; return sizeof(int); }
+static inline const void *loom_counts_data(loom_count_array_t a) { return a; }
+static inline const void *loom_displs_data(loom_disp_array_t a) { return a; }
+static inline loom_count_array_t loom_counts_over(loom_count_array_t a, const void *data) { (void)a; return (const int *)data; }
+static inline loom_disp_array_t loom_displs_over(loom_disp_array_t a, const void *data) { (void)a; return (const int *)data; }
+static inline int loom_adispls_given(loom_adisp_array_t a) { return NULL != a; }
+static inline size_t loom_adispls_elem_bytes(loom_adisp_array_t a) { (void)a; return sizeof(MPI_Aint); }
+static inline const void *loom_adispls_data(loom_adisp_array_t a) { return a; }
+static inline loom_adisp_array_t loom_adispls_over(loom_adisp_array_t a, const void *data) { (void)a; return (const MPI_Aint *)data; }
 #endif
 
 /* The Open MPI version loom was built for, as "4.1.4": it must be the one that loads it. */
@@ -111,6 +184,14 @@ int loom_ompi_world_rank(void);
 
 struct ompi_coll_base_nbc_request_t;
 void loom_ompi_nbc_request_clear(struct ompi_coll_base_nbc_request_t *request);
+
+/* The end of loom's module enable. Open MPI 4.1 and 5.0 copy a module's functions (its non-NULL
+ * slots) into the communicator after enabling it, and this does nothing. 6.0 copies none: a module
+ * installs its own (MCA_COLL_INSTALL_API) and puts the previous ones back in its
+ * coll_module_disable. There this installs every non-NULL slot of module's collectives.def rows
+ * (three forms) into comm, with module, and sets `disable` as its coll_module_disable. */
+void loom_ompi_install(mca_coll_base_module_t *module, struct ompi_communicator_t *comm,
+                       int (*disable)(mca_coll_base_module_t *module, struct ompi_communicator_t *comm));
 
 END_C_DECLS
 

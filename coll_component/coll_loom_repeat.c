@@ -25,7 +25,7 @@
  * and op. */
 static int remembered(const loom_mpi_call_t *mpi)
 {
-    return NULL == mpi->scounts && NULL == mpi->sdtypes && (NULL == mpi->dtype || ompi_datatype_is_predefined(mpi->dtype)) &&
+    return !loom_counts_given(mpi->scounts) && NULL == mpi->sdtypes && (NULL == mpi->dtype || ompi_datatype_is_predefined(mpi->dtype)) &&
            (NULL == mpi->sdtype || ompi_datatype_is_predefined(mpi->sdtype)) &&
            (NULL == mpi->op || ompi_op_is_intrinsic(mpi->op));
 }
@@ -52,7 +52,7 @@ static int set_key(loom_repeat_t *r, const loom_mpi_call_t *mpi, const mca_coll_
     strcpy(r->forced, forced);
     r->valid = 1;
     const int whole = !by_communicator(mpi);
-    r->count = !whole ? 0 : NULL != mpi->counts ? loom_count_sum(mpi->counts, module->comm_size) : mpi->count;
+    r->count = !whole ? 0 : loom_counts_given(mpi->counts) ? loom_count_sum(mpi->counts, module->comm_size) : mpi->count;
     r->scount = whole ? mpi->scount : 0;
     r->root = mpi->root;
     r->in_place = loom_in_place_of(mpi->sbuf, mpi->rbuf);
@@ -86,7 +86,7 @@ void loom_remember_served(const loom_mpi_call_t *mpi, mca_coll_loom_module_t *mo
     /* A buffer's address is NULL in the description where the call does not use it (in place,
      * a reduce's non-root), which a repeat must tell from a NULL the application passed: only
      * calls with data (or barriers) are kept. */
-    if (loom_coll_counts_differ_by_rank(mpi->coll) || NULL != mpi->counts || !remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
+    if (loom_coll_counts_differ_by_rank(mpi->coll) || loom_counts_given(mpi->counts) || !remembered(mpi) || !c->dense || c->core.wants_segment || LOOM_MEMORY_HOST != c->core.memory ||
         NULL != c->core.copier || (mpi->count <= 0 && LOOM_COLL_BARRIER != mpi->coll))
         return;
     /* A repeat takes its buffers from the call's sbuf and rbuf: not kept where the input is

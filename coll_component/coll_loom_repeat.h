@@ -25,23 +25,23 @@ static inline int loom_same_forced(const char *kept, const char *now)
 }
 /* The sum of a call's per-rank counts (reduce_scatter's, allgatherv's), on which its decision
  * depends - its message size - and not on how they are spread. */
-static inline long long loom_count_sum(const int *counts, int size)
+static inline long long loom_count_sum(loom_count_array_t counts, int size)
 {
     long long sum = 0;
-    for (int i = 0; i < size; ++i) sum += counts[i];
+    for (int i = 0; i < size; ++i) sum += loom_count_at(counts, (size_t)i);
     return sum;
 }
 /* The last call of the collective and form the pipeline decided, if this call, given by its
  * arguments, repeats it (the same count, predefined datatypes and op, root, in-place use, forced
  * algorithm, segment state, host buffers; coll_loom_fast_repeats on); NULL otherwise. Inline:
  * the entry points test for a repeat before they build the call's record (coll_loom_entry.c).
- * counts: reduce_scatter's and allgatherv's per-rank counts (else NULL), compared by their sum,
+ * counts: reduce_scatter's and allgatherv's per-rank counts (else LOOM_COUNTS_NONE), compared by their sum,
  * which is all their decision depends on; only handed-on calls with them are remembered (a
  * served repeat reuses the described call, whose counts are the first call's). */
 static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_module_t *module, loom_kind_t kind,
-                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, int count,
-                                                       const int *counts, struct ompi_datatype_t *dtype,
-                                                       struct ompi_op_t *op, int root, int scount,
+                                                       loom_coll_t coll, const void *sbuf, const void *rbuf, long long count,
+                                                       loom_count_array_t counts, struct ompi_datatype_t *dtype,
+                                                       struct ompi_op_t *op, int root, long long scount,
                                                        struct ompi_datatype_t *sdtype)
 {
     const loom_repeat_t *r = &module->repeats[kind][coll];
@@ -50,7 +50,7 @@ static inline const loom_repeat_t *loom_repeat_of_args(const mca_coll_loom_modul
         r->segment != module->segment || r->single_copy != module->single_copy ||
         !loom_same_forced(r->forced, loom_forced_now(coll)))
         return NULL;
-    if (r->count != (NULL == counts ? (long long)count : loom_count_sum(counts, module->comm_size))) return NULL;
+    if (r->count != (!loom_counts_given(counts) ? count : loom_count_sum(counts, module->comm_size))) return NULL;
     /* Device buffers are handed on through host copies: the whole path. */
     if (loom_is_device(MPI_IN_PLACE == sbuf ? NULL : sbuf) || loom_is_device(rbuf)) return NULL;
     return r;

@@ -34,10 +34,6 @@ void loom_request_release(loom_request_t *r)
         free(r->type_arrays);
         r->type_arrays = NULL;
     }
-    if (NULL != r->aint_arrays) {
-        free(r->aint_arrays);
-        r->aint_arrays = NULL;
-    }
     if (NULL != r->inner) (void)ompi_request_free(&r->inner);
     loom_resumable_free(r->kept);
     r->kept = NULL;
@@ -85,7 +81,6 @@ loom_request_t *loom_request_alloc(struct ompi_communicator_t *comm, int persist
     r->held[0] = r->held[1] = r->held[2] = NULL;
     r->type_arrays = NULL;
     r->type_count = 0;
-    r->aint_arrays = NULL;
     r->comm = comm;
     OBJ_RETAIN(comm);
     return r;

@@ -55,15 +55,13 @@ typedef struct loom_request_t {
     /* The call's own copies of its count and displacement arrays (mpi points at them), and the
      * user-defined datatypes and op it holds a reference to (NULL: none or predefined): see
      * keep_arguments, coll_loom_request_start.c. */
-    int *arrays;
-    int inline_arrays[2 * 32];
+    void *arrays;
+    uint64_t inline_arrays[32];
     void *held[3];
     /* alltoallw: its own copy of the two datatype arrays (mpi points at it), each user-defined
      * datatype in them held once per entry, type_count entries; NULL: none. */
     struct ompi_datatype_t **type_arrays;
     int type_count;
-    /* neighbor_alltoallw: its own copy of the MPI_Aint displacement arrays; NULL: none. */
-    MPI_Aint *aint_arrays;
 } loom_request_t;
 
 OBJ_CLASS_DECLARATION(loom_request_t);

@@ -31,30 +31,33 @@ static int keep_arrays(loom_request_t *r, struct ompi_communicator_t *comm)
     /* The arrays significant on this rank: a gatherv's receive side and a scatterv's send side
      * are the root's alone (elsewhere they may be anything, even too short to read). */
     const int rooted_v = loom_coll_counts_at_root_only(r->mpi.coll), root = ompi_comm_rank(comm) == r->mpi.root;
-    const int **arrays[4] = {&r->mpi.counts, &r->mpi.displs, &r->mpi.scounts, &r->mpi.sdispls};
-    const size_t lengths[4] = {recv_n, recv_n, send_n, send_n};
     const int significant = !rooted_v || root;
-    size_t need = 0;
-    for (int i = 0; i < 4; ++i) need += NULL != *arrays[i] && significant ? lengths[i] : 0;
+    /* Every array into one block, each at a multiple of 8 bytes; an array's entries are int or,
+     * on 6.0 for a large-count call, 64-bit (the version layer's accessors say which). */
+#define KEPT_BYTES(field, kind, n) \
+    (significant && loom_##kind##_given(r->mpi.field) ? (((n) * loom_##kind##_elem_bytes(r->mpi.field) + 7) & ~(size_t)7) : 0)
+#define KEEP(field, kind, n)                                                                                       \
+    if (significant && loom_##kind##_given(r->mpi.field)) {                                                     \
+        const size_t bytes_ = (n) * loom_##kind##_elem_bytes(r->mpi.field);                                       \
+        r->mpi.field = loom_##kind##_over(r->mpi.field, memcpy(a, loom_##kind##_data(r->mpi.field), bytes_));    \
+        a += (bytes_ + 7) & ~(size_t)7;                                                                           \
+    }
+    const size_t need = KEPT_BYTES(counts, counts, recv_n) + KEPT_BYTES(displs, displs, recv_n) +
+                        KEPT_BYTES(scounts, counts, send_n) + KEPT_BYTES(sdispls, displs, send_n) +
+                        KEPT_BYTES(adispls, adispls, recv_n) + KEPT_BYTES(sadispls, adispls, send_n);
     if (need > 0) {
-        int *a = need <= sizeof(r->inline_arrays) / sizeof(r->inline_arrays[0]) ? r->inline_arrays
-                                                                                : malloc(need * sizeof(int));
+        char *a = need <= sizeof(r->inline_arrays) ? (char *)r->inline_arrays : malloc(need);
         if (NULL == a) return OMPI_ERR_OUT_OF_RESOURCE;
         r->arrays = a;
-        for (int i = 0; i < 4; ++i)
-            if (NULL != *arrays[i] && significant) {
-                memcpy(a, *arrays[i], lengths[i] * sizeof(int));
-                *arrays[i] = a;
-                a += lengths[i];
-            }
+        KEEP(counts, counts, recv_n)
+        KEEP(displs, displs, recv_n)
+        KEEP(scounts, counts, send_n)
+        KEEP(sdispls, displs, send_n)
+        KEEP(adispls, adispls, recv_n)
+        KEEP(sadispls, adispls, send_n)
     }
-    if (NULL != r->mpi.sadispls || NULL != r->mpi.adispls) { /* neighbor_alltoallw's displacements */
-        MPI_Aint *d = malloc((send_n + recv_n + 1) * sizeof(*d));
-        if (NULL == d) return OMPI_ERR_OUT_OF_RESOURCE;
-        r->aint_arrays = d;
-        if (NULL != r->mpi.sadispls) r->mpi.sadispls = memcpy(d, r->mpi.sadispls, send_n * sizeof(*d));
-        if (NULL != r->mpi.adispls) r->mpi.adispls = memcpy(d + send_n, r->mpi.adispls, recv_n * sizeof(*d));
-    }
+#undef KEEP
+#undef KEPT_BYTES
     if (NULL != r->mpi.sdtypes || NULL != r->mpi.rdtypes) { /* alltoallw: a datatype per peer and side */
         struct ompi_datatype_t **t = malloc((send_n + recv_n + 1) * sizeof(*t));
         if (NULL == t) return OMPI_ERR_OUT_OF_RESOURCE;
@@ -83,8 +86,9 @@ static int keep_arguments(loom_request_t *r, struct ompi_communicator_t *comm)
      * neighbourhood's degrees), which cost a non-blocking call's path about 50 instructions
      * (callgrind: tools/dev/call-instructions --collective iallreduce). */
     const loom_mpi_call_t *m = &r->mpi;
-    if (NULL != m->counts || NULL != m->displs || NULL != m->scounts || NULL != m->sdispls || NULL != m->sdtypes ||
-        NULL != m->rdtypes || NULL != m->sadispls || NULL != m->adispls) {
+    if (loom_counts_given(m->counts) || loom_displs_given(m->displs) || loom_counts_given(m->scounts) ||
+        loom_displs_given(m->sdispls) || NULL != m->sdtypes || NULL != m->rdtypes || loom_adispls_given(m->sadispls) ||
+        loom_adispls_given(m->adispls)) {
         const int rc = keep_arrays(r, comm);
         if (OMPI_SUCCESS != rc) return rc;
     }
