@@ -89,7 +89,8 @@ struct Case {
 // called. Barrier is always the call of 0 bytes. For alltoall `nominal` is what each rank
 // sends in all (its buffer), so the message size, one block, is nominal / ranks. For the
 // neighbourhood collectives `nominal` is the bytes of one neighbour's block (loom's message
-// size for them is 0: ranks' blocks may differ), and bytes and count are that block.
+// size for them is 0: ranks' blocks may differ), and bytes and count are that block; nothing if
+// the blocks' int displacements would pass INT_MAX.
 std::optional<Case> make_case(Collective c, std::size_t nominal, int ranks);
 
 // Send and receive buffers big enough for every case up to `max_bytes` (a message size).
