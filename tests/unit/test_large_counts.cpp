@@ -523,9 +523,12 @@ std::vector<Case> cases_of(Collective c)
         for (int P : {2, 3}) add({c, P, 1, kTwo31 + 13});
         add({c, 4, 1, kTwo32 + (1 << 20) + 5, {}, {}, 3});
         if (reduction) {
-            add({c, 2, 8, kTwo31 + 3});                   // 2^31 + 3 elements of 8 bytes: 16 GiB + 24
-            add({c, 3, 4, (kTwo32 + 12) / 4 + 1});        // past 2^32 bytes in 4-byte elements
-            add({c, 3, 1, kTwo31 + 13, {}, {}, 1, true}); // in place (a reduce: at its root)
+            add({c, 2, 8, kTwo31 + 3});            // 2^31 + 3 elements of 8 bytes: 16 GiB + 24
+            add({c, 3, 4, (kTwo32 + 12) / 4 + 1}); // past 2^32 bytes in 4-byte elements
+            // A few elements of a large derived type (4.1 and 5.0: a count of a type past 2^31 bytes)
+            add({c, 3, kTwo31 + 8, 5});
+            add({c, 2, (std::size_t(1) << 23) + 8, 1000}); // 1000 elements of 8 MiB + 8
+            add({c, 3, 1, kTwo31 + 13, {}, {}, 1, true});  // in place (a reduce: at its root)
         } else {
             add({c, 3, 1, kTwo32 + 7, {}, {}, 2});
         }
@@ -539,6 +542,7 @@ std::vector<Case> cases_of(Collective c)
         for (int P : {2, 3}) {
             add({c, P, 1, kTwo31 + 1});
             add({c, P, 4, (kTwo31 >> 2) + 3}); // 2^31 + 12 bytes a block
+            add({c, P, kTwo31 + 8, 1});        // one element of a type past 2^31 bytes a block
             if (!uniform) {
                 add({c, P, 1, 0, [](int i) { return kTwo31 + 2 * std::size_t(i) + 1; }});
                 add({c, P, 1, 0, [P](int i) { return i == P - 1 ? kTwo32 + 7 : i == 0 ? 0 : 3; }});
@@ -747,6 +751,9 @@ TEST_CASE("large counts: message_bytes is exact past 2^32 for every layout", "[l
     CHECK(loom_message_bytes(&c, 2) == 8 * (kTwo31 + 3));
     c.op.elem_size = 1;
     CHECK(loom_message_bytes(&c, 2) == kTwo31 + 3);
+    c.count = 1000; // a count of a large derived type (4.1, 5.0): 1000 elements of 8 MiB + 8
+    c.op.elem_size = (std::size_t(1) << 23) + 8;
+    CHECK(loom_message_bytes(&c, 2) == 1000 * ((std::size_t(1) << 23) + 8));
     c.coll = LOOM_COLL_BCAST;
     c.count = kTwo32 + 1;
     CHECK(loom_message_bytes(&c, 2) == kTwo32 + 1);
