@@ -653,7 +653,7 @@ def same_state(readings):
     return bool(readings) and max(readings) <= SAME_STATE * min(readings)
 
 
-SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}  # as rule files (RULES.md)
 PEOPLE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
@@ -676,7 +676,7 @@ def size_text(n, for_people=False):
 
 def size_value(text):
     """size_text's inverse (4K -> 4096); None if `text` is not a size."""
-    m = re.fullmatch(r"(\d+)([KMG]?)", text)
+    m = re.fullmatch(r"(\d+)([KMGT]?)", text)
     return int(m.group(1)) * SIZE_UNITS.get(m.group(2), 1) if m else None
 
 
