@@ -234,15 +234,19 @@ void allreduce_small_ints(const Setting& s)
                                    {MPI_INT16_T, "INT16_T", 2},
                                    {MPI_UINT16_T, "UINT16_T", 2}};
     // The Fortran types exist where Open MPI was built with Fortran (a site's build may not be:
-    // mpi.h then leaves MPI_INTEGER1/2 undefined and MPI_CHARACTER has no size).
-    int character_bytes = 0;
-    MPI_Type_size(MPI_CHARACTER, &character_bytes);
-    if (character_bytes == 1) types.push_back({MPI_CHARACTER, "CHARACTER", 1});
+    // mpi.h then leaves MPI_INTEGER1/2 undefined, or - Open MPI 6 - defines them with no size, and
+    // MPI_CHARACTER has no size).
+    auto has_size = [](MPI_Datatype t, int bytes) {
+        int size = 0;
+        MPI_Type_size(t, &size);
+        return size == bytes;
+    };
+    if (has_size(MPI_CHARACTER, 1)) types.push_back({MPI_CHARACTER, "CHARACTER", 1});
 #ifdef MPI_INTEGER1
-    types.push_back({MPI_INTEGER1, "INTEGER1", 1});
+    if (has_size(MPI_INTEGER1, 1)) types.push_back({MPI_INTEGER1, "INTEGER1", 1});
 #endif
 #ifdef MPI_INTEGER2
-    types.push_back({MPI_INTEGER2, "INTEGER2", 2});
+    if (has_size(MPI_INTEGER2, 2)) types.push_back({MPI_INTEGER2, "INTEGER2", 2});
 #endif
     // Values near the top of the range, so sums overflow at any rank count; products of odd
     // values wrap too.

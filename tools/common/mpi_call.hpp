@@ -16,6 +16,13 @@
 #include "mpi_persistent.hpp"
 #include "registry.hpp"
 
+#if MPI_VERSION >= 4
+#include <cstdlib>
+#include <deque>
+#include <string_view>
+#include <vector>
+#endif
+
 namespace loom::tools {
 
 enum class Form { blocking, nonblocking, persistent };
@@ -137,10 +144,117 @@ inline CallArgs args_broadcast(void* buf, int n, MPI_Datatype t, int root, MPI_C
 }
 inline CallArgs args_sync(MPI_Comm comm) { return {.comm = comm}; }
 
+#if MPI_VERSION >= 4
+// ---- MPI-4's large-count bindings (MPI_Allreduce_c, MPI_Ialltoallv_c, MPI_Gatherv_init_c, ...) ----
+// With LOOM_CHECK_LARGE_COUNT set in the environment, start_call makes every call through its
+// `_c` binding: counts as MPI_Count, count arrays as MPI_Count[], displacement arrays as
+// MPI_Aint[]. Open MPI 6 hands such a call to a coll component with size_t counts and arrays of
+// 64-bit entries (ompi_count_array_t), a path of its own in loom's glue (coll_loom_ompi.h); the
+// *-large-count tests run the MPI checks this way. The widened arrays are kept for the last 4096
+// calls, longer than any batch of calls a check has in flight, as the caller keeps its own.
+struct LargeCountArgs {
+    MPI_Count count = 0, scount = 0, rcount = 0;
+    std::vector<MPI_Count> scounts, rcounts;
+    std::vector<MPI_Aint> sdispls, rdispls;
+    const MPI_Count *sc = nullptr, *rc = nullptr;
+    const MPI_Aint *sd = nullptr, *rd = nullptr;
+};
+
+inline bool large_count_calls()
+{
+    static const bool on = std::getenv("LOOM_CHECK_LARGE_COUNT") != nullptr;
+    return on;
+}
+
+// The entries of a call's send and receive arrays: one per rank, or for a neighbourhood
+// collective one per destination and per source of the communicator's process topology.
+inline void array_lengths(std::string_view collective, MPI_Comm comm, int* sends, int* receives)
+{
+    int topology = MPI_UNDEFINED, rank = 0;
+    MPI_Comm_size(comm, sends);
+    *receives = *sends;
+    if (collective.substr(0, 8) != "neighbor") return;
+    MPI_Topo_test(comm, &topology);
+    MPI_Comm_rank(comm, &rank);
+    if (topology == MPI_CART) {
+        int ndims = 0;
+        MPI_Cartdim_get(comm, &ndims);
+        *sends = *receives = 2 * ndims;
+    } else if (topology == MPI_GRAPH) {
+        MPI_Graph_neighbors_count(comm, rank, sends);
+        *receives = *sends;
+    } else if (topology == MPI_DIST_GRAPH) {
+        int weighted = 0;
+        MPI_Dist_graph_neighbors_count(comm, receives, sends, &weighted);
+    }
+}
+
+// a's counts widened to MPI_Count and its displacements (in extents) to MPI_Aint.
+inline const LargeCountArgs& widened(std::string_view collective, const CallArgs& a)
+{
+    static std::deque<LargeCountArgs> kept;
+    if (kept.size() >= 4096) kept.pop_front();
+    LargeCountArgs& w = kept.emplace_back();
+    w.count = a.count, w.scount = a.scount, w.rcount = a.rcount;
+    int sends = 0, receives = 0;
+    if (a.scounts != nullptr || a.rcounts != nullptr || a.sdispls != nullptr || a.rdispls != nullptr)
+        array_lengths(collective, a.comm, &sends, &receives);
+    // One entry more than the call reads: a rank without neighbours still passes an array, as
+    // its caller did (MPI refuses a null one).
+    if (a.scounts != nullptr) w.scounts.assign(a.scounts, a.scounts + sends), w.scounts.push_back(0), w.sc = w.scounts.data();
+    if (a.rcounts != nullptr) w.rcounts.assign(a.rcounts, a.rcounts + receives), w.rcounts.push_back(0), w.rc = w.rcounts.data();
+    if (a.sdispls != nullptr) w.sdispls.assign(a.sdispls, a.sdispls + sends), w.sdispls.push_back(0), w.sd = w.sdispls.data();
+    if (a.rdispls != nullptr) w.rdispls.assign(a.rdispls, a.rdispls + receives), w.rdispls.push_back(0), w.rd = w.rdispls.data();
+    return w;
+}
+
+// barrier has no `_c` binding: it has no count.
+#define MPI_Barrier_c MPI_Barrier
+#define MPI_Ibarrier_c MPI_Ibarrier
+#define MPI_Barrier_init_c MPI_Barrier_init
+
+#define LOOM_CALL_C_reduction(a, w) a.sbuf, a.rbuf, w.count, a.type, a.op,
+#define LOOM_CALL_C_rooted_reduction(a, w) a.sbuf, a.rbuf, w.count, a.type, a.op, a.root,
+#define LOOM_CALL_C_reduction_v(a, w) a.sbuf, a.rbuf, w.rc, a.type, a.op,
+#define LOOM_CALL_C_exchange(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rcount, a.rtype,
+#define LOOM_CALL_C_exchange_v(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rc, w.rd, a.rtype,
+#define LOOM_CALL_C_rooted_exchange(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rcount, a.rtype, a.root,
+#define LOOM_CALL_C_rooted_exchange_v(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rc, w.rd, a.rtype, a.root,
+#define LOOM_CALL_C_scatter_v(a, w) a.sbuf, w.sc, w.sd, a.stype, a.rbuf, w.rcount, a.rtype, a.root,
+#define LOOM_CALL_C_exchange_vv(a, w) a.sbuf, w.sc, w.sd, a.stype, a.rbuf, w.rc, w.rd, a.rtype,
+#define LOOM_CALL_C_exchange_w(a, w) a.sbuf, w.sc, w.sd, a.stypes, a.rbuf, w.rc, w.rd, a.rtypes,
+#define LOOM_CALL_C_neighbour_exchange(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rcount, a.rtype,
+#define LOOM_CALL_C_neighbour_exchange_v(a, w) a.sbuf, w.scount, a.stype, a.rbuf, w.rc, w.rd, a.rtype,
+#define LOOM_CALL_C_neighbour_exchange_w(a, w) a.sbuf, w.sc, a.sadispls, a.stypes, a.rbuf, w.rc, a.radispls, a.rtypes,
+#define LOOM_CALL_C_broadcast(a, w) a.rbuf, w.count, a.type, a.root,
+#define LOOM_CALL_C_sync(a, w)
+
+// start_call through the `_c` bindings.
+inline int start_large_count_call(Collective c, Form form, const CallArgs& a, MPI_Request* request)
+{
+    switch (c) {
+#define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, ...)                                          \
+    case Collective::name: {                                                                                  \
+        const LargeCountArgs& w = widened(#name, a);                                                          \
+        (void)w;                                                                                              \
+        return form == Form::blocking      ? MPI_##Mpi##_c(LOOM_CALL_C_##S(a, w) a.comm)                      \
+               : form == Form::nonblocking ? MPI_I##name##_c(LOOM_CALL_C_##S(a, w) a.comm, request)           \
+                                           : MPI_##Mpi##_init_c(LOOM_CALL_C_##S(a, w) a.comm, MPI_INFO_NULL, request); \
+    }
+#include "collectives.def"
+#undef LOOM_COLLECTIVE
+    }
+    return MPI_ERR_ARG;
+}
+#endif
+
 // Blocking: makes the call. Non-blocking: starts it into *request. Persistent: makes the
 // inactive request *request (MPI_Start starts it). Returns MPI's code.
 inline int start_call(Collective c, Form form, const CallArgs& a, MPI_Request* request)
 {
+#if MPI_VERSION >= 4
+    if (large_count_calls()) return start_large_count_call(c, form, a, request);
+#endif
     switch (c) {
 #define LOOM_COLLECTIVE(name, NAME, S, reduces, rooted, layout, Mpi, ...)                                    \
     case Collective::name:                                                                              \
