@@ -383,6 +383,27 @@ SLOTS_WITHOUT_REPORT = {
 }
 
 _PROCESS_LINE = re.compile(r"^\[([^\]]+)\] (.*)$")
+_PROCESS_MARK = re.compile(r"\[[^\]\s]+:\d+\] ")
+
+
+def process_lines(output):
+    """output's lines, each one process's: Open MPI 5's launcher forwards every rank's output in
+    chunks that may end inside a line, so another rank's line can follow a cut one ("[vm:1] coll:ba"
+    "[vm:2] coll:base: ...") and the cut line's rest come later on a line of its own, without a
+    process prefix. Such a rest is joined back to the cut line."""
+    lines, cut = [], None
+    for line in output.splitlines():
+        if cut is not None and not _PROCESS_MARK.match(line):
+            line, cut = cut + line, None
+        marks = [m.start() for m in _PROCESS_MARK.finditer(line)]
+        if len(marks) > 1 and marks[0] == 0:
+            if cut is not None:
+                lines.append(cut)
+            cut, line = line[:marks[-1]], line[marks[-1]:]
+        lines.append(line)
+    if cut is not None:
+        lines.append(cut)
+    return lines
 _NEW_COMM = re.compile(r"coll:base:comm_select: new communicator: (.*) \(cid (\S+)\)$")
 _SELECTING = re.compile(r"coll:base:comm_select: selecting +(\S+), priority +(-?\d+), (Enabled|Disabled)$")
 _SLOT = re.compile(r"coll:base:comm_select: communicator (.*) rank \d+ (\w+) -> (\S+)$")
@@ -394,7 +415,7 @@ def coll_selection(output):
     name, cid, enabled (the components it enabled, in order) and slots ({slot: component}; Open
     MPI 6.0 only). A communicator selected again (the same cid) replaces the earlier one."""
     procs = {}
-    for line in output.splitlines():
+    for line in process_lines(output):
         m = _PROCESS_LINE.match(line)
         if not m:
             continue
@@ -466,7 +487,7 @@ def declined(output, component):
     process prefix; none about MPI_COMM_SELF."""
     said = []
     comm = {}  # the communicator each process is selecting for: lines about MPI_COMM_SELF say nothing here
-    for line in output.splitlines():
+    for line in process_lines(output):
         m = _PROCESS_LINE.match(line)
         text = m.group(2) if m else line
         if m and (c := _NEW_COMM.search(text)):
