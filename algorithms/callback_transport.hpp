@@ -23,6 +23,13 @@ public:
         check(t_.irecv(t_.ctx, peer, buf, bytes), "irecv");
     }
     void wait_all() override { check(t_.wait_all(t_.ctx), "wait_all"); }
+    int test_all() override
+    {
+        if (t_.test_all == nullptr) return -1;
+        const int done = t_.test_all(t_.ctx);
+        if (done != 0 && done != 1) throw TransportError(done, "test_all");
+        return done;
+    }
     void** shared_state() override { return t_.shared_state; }
     void progress() override
     {

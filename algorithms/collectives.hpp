@@ -40,7 +40,9 @@ struct ReduceScatterArgs {
                                          // input, and the result goes to its start
     std::span<const std::size_t> counts; // one per rank, the same on every rank
     Reduction op;
-    std::size_t buffer_bytes = 0; // PAT: the bounded intermediate buffer (0: default)
+    std::size_t buffer_bytes = 0;       // PAT: the bounded intermediate buffer (0: default)
+    const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
+    std::size_t segment_bytes = 0;      // segmented hierarchical: bytes per segment (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };
@@ -59,6 +61,7 @@ struct AllgatherArgs {
     const Algorithm* leaders = nullptr; // hierarchical: what the node leaders run (nullptr: default)
     int root = -1;                      // gather: the rank that gets the result
     std::size_t radix = 0;              // k-nomial: the tree's radix (0: default)
+    std::size_t segment_bytes = 0;      // segmented hierarchical: bytes per segment (0: default)
 
     bool in_place() const { return sendbuf == nullptr; }
 };

@@ -193,13 +193,15 @@ struct Dispatch {
     }
     void operator()(ReduceScatterFn f) const
     {
-        f(net, mem, ReduceScatterArgs{call.sbuf, call.rbuf, counts(), to_reduction(call.op), call.buffer_bytes});
+        f(net, mem,
+          ReduceScatterArgs{call.sbuf, call.rbuf, counts(), to_reduction(call.op), call.buffer_bytes, leaders(),
+                            call.segment_bytes});
     }
     void operator()(AllgatherFn f) const
     {
         f(net, mem,
           AllgatherArgs{call.sbuf, call.rbuf, counts(), call.buffer_bytes, leaders(),
-                        rooted(collective_of(call)) ? call.root : -1, call.radix});
+                        rooted(collective_of(call)) ? call.root : -1, call.radix, call.segment_bytes});
     }
     void operator()(BcastFn f) const
     {

@@ -30,6 +30,7 @@ public:
         parent_.post_recv(members_[std::size_t(peer)], buf, bytes);
     }
     void wait_all() override { parent_.wait_all(); }
+    int test_all() override { return parent_.test_all(); }
     void** shared_state() override { return shared_; }
     void progress() override { parent_.progress(); }
 

@@ -47,82 +47,14 @@
 // nodes must be known (Needs::topology); a transport without a Layout is an internal error.
 #include "hierarchical.hpp"
 
-#include "binomial.hpp"
-#include "bruck.hpp"
 #include "group_transport.hpp"
-#include "recursive_doubling.hpp"
-#include "registry.hpp"
+#include "hierarchical_phases.hpp"
 #include "ring.hpp"
-#include "shm.hpp"
-
-#include <algorithm>
 #include "topology.hpp"
 
-#include <stdexcept>
 #include <vector>
 
 namespace loom {
-namespace {
-
-const topo::Layout& layout_of(const Transport& net)
-{
-    const topo::Layout* layout = net.layout();
-    if (layout == nullptr || layout->ranks() != net.size())
-        throw std::logic_error("hierarchical algorithm without a topology");
-    return *layout;
-}
-
-// The rank that stands for each node in the inter-node phase: the root on the root's node,
-// the leader elsewhere. Indexed by node.
-std::vector<int> heads(const topo::Layout& layout, int root)
-{
-    std::vector<int> h(std::size_t(layout.nodes()));
-    for (int k = 0; k < layout.nodes(); ++k) h[std::size_t(k)] = layout.leader(k);
-    h[std::size_t(layout.node_of(root))] = root;
-    return h;
-}
-
-// The inter-node phase runs the flat algorithm the chooser picked for the leaders
-// (AllreduceArgs::leaders and friends); hierarchical never picks one itself.
-template <class Fn, class Args>
-void run_leaders(const Algorithm* chosen, Transport& net, MemoryOps& mem, const Args& args)
-{
-    if (chosen == nullptr || !std::holds_alternative<Fn>(chosen->run))
-        throw std::logic_error("hierarchical algorithm without its leaders' algorithm (decide() sets it)");
-    std::get<Fn>(chosen->run)(net, mem, args);
-}
-
-// The intra-node phases: the shm family over the node's segment (the transport's
-// node_shared_state() slot), or, where the node has none (no slot, a rank could not map it,
-// an element larger than a slot), messages: binomial trees for reduce and bcast, Bruck for
-// allgather. This is hierarchical's own schedule, decided alike on every rank of a node;
-// whichever runs, the call is served by "hierarchical".
-void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args)
-{
-    ShmComm* shm = shm_comm(node);
-    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes())
-        shm_reduce(*shm, mem, args);
-    else
-        binomial_reduce(node, mem, args);
-}
-
-void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args)
-{
-    if (ShmComm* shm = shm_comm(node))
-        shm_bcast(*shm, mem, args);
-    else
-        binomial_bcast(node, mem, args);
-}
-
-void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args)
-{
-    if (ShmComm* shm = shm_comm(node))
-        shm_allgather(*shm, mem, args);
-    else
-        bruck_allgather(node, mem, args);
-}
-
-} // namespace
 
 void hierarchical_allreduce(Transport& net, MemoryOps& mem, const AllreduceArgs& args)
 {

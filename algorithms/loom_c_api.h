@@ -40,9 +40,10 @@ typedef struct loom_transport {
     /* Like shared_state, for the shared-memory phases of hierarchical algorithms on the ranks
      * of this rank's node (NULL: none); free with loom_shm_release() as well. */
     void **node_shared_state;
-    /* Resumable operations (loom_resumable_*) only: 1 if every operation posted since the
-     * last call completed (and is released), 0 if not yet, else an error code; never blocks.
-     * NULL for a blocking call, which uses wait_all. */
+    /* 1 if every operation posted since the last call (or wait_all) completed (and is
+     * released), 0 if not yet, else an error code; never blocks. Resumable operations
+     * (loom_resumable_*) need it; a blocking call may have it (segmented hierarchical
+     * algorithms poll it to overlap two phases, overlap.hpp) or leave it NULL. */
     int (*test_all)(void *ctx);
     /* A resumable operation that runs on the shared segment: its place among the calls that
      * use the communicator's segment, taken when the MPI call was made (loom_shm_take_turn).

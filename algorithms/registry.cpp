@@ -8,6 +8,7 @@
 #include "gather.hpp"
 #include "halving_doubling.hpp"
 #include "hierarchical.hpp"
+#include "hierarchical_segmented.hpp"
 #include "knomial.hpp"
 #include "neighbour.hpp"
 #include "pairwise.hpp"
@@ -44,6 +45,7 @@ constexpr Needs kEqualNodesCommutative{.commutative_op = true, .topology = true,
 constexpr Reads kSegmented{.segment_size = true};
 constexpr Reads kPatBuffer{.pat_buffer = true};
 constexpr Reads kLeaders{.leaders = true};
+constexpr Reads kLeadersSegmented{.segment_size = true, .leaders = true};
 constexpr Reads kRadix{.radix = true};
 constexpr Reads kRequests{.max_requests = true};
 
@@ -90,6 +92,10 @@ constexpr std::array kAllreduce = {
               "reduce-scatter in each node, allreduce of each slice across nodes, allgather in each node",
               "intra-node 2(L-1)/L S (ring) + L lanes of the leaders' algorithm on N ranks with S/L each",
               kEqualNodesCommutative, AllreduceFn{&hierarchical_rs_allreduce}, kLeaders, "recursive_doubling"},
+    Algorithm{"hierarchical_seg", Collective::allreduce,
+              "hierarchical in segments: a node reduces and bcasts segments while its leader exchanges another",
+              "per segment of s bytes: the leaders' algorithm on N nodes + intra-node shm phases, overlapped",
+              kTopologyCommutative, AllreduceFn{&hierarchical_seg_allreduce}, kLeadersSegmented, "recursive_doubling"},
     Algorithm{"knomial", Collective::allreduce,
               "recursive k-ing: whole vectors exchanged in groups of k ranks, one base-k digit a step",
               "floor(log_k P) steps (+2 off powers of k); (k-1) S sent and reduced per step", kCommutative,
@@ -113,6 +119,14 @@ constexpr std::array kReduceScatter = {
               ReduceScatterFn{&pat_reduce_scatter}, kPatBuffer},
     Algorithm{"cma", Collective::reduce_scatter, "single copy (CMA): each rank reduces its block read from the others",
               "2 syncs; (P-1)/P S read and reduced per rank", kSingleCopy, ReduceScatterFn{&cma_reduce_scatter}},
+    Algorithm{"hierarchical", Collective::reduce_scatter,
+              "reduce in each node to its leader, reduce-scatter of node parts among leaders, bcast of the part in each node",
+              "intra-node shm reduce of S + the leaders' algorithm on N nodes + a shm bcast of the node's part", kTopologyCommutative,
+              ReduceScatterFn{&hierarchical_reduce_scatter}, kLeaders, "ring"},
+    Algorithm{"hierarchical_seg", Collective::reduce_scatter,
+              "hierarchical in segments: a node reduces and bcasts segments while its leader exchanges another",
+              "per segment (s bytes of each node part): the leaders' algorithm on N nodes + intra-node shm phases, overlapped",
+              kTopologyCommutative, ReduceScatterFn{&hierarchical_seg_reduce_scatter}, kLeadersSegmented, "ring"},
 };
 
 // reduce_scatter_block only: the shared segment holds equal blocks, not reduce_scatter's counts.
@@ -141,6 +155,11 @@ constexpr std::array kAllgather = {
               "allgather in each node, node parts among leaders, bcast in each node",
               "intra-node shm phases + the leaders' algorithm on N nodes ((N-1)/N S by default)", kTopology,
               AllgatherFn{&hierarchical_allgather}, kLeaders, "ring"},
+    Algorithm{"hierarchical_seg", Collective::allgather,
+              "hierarchical with the leaders' exchange and the node bcast in segments, overlapped",
+              "intra-node shm allgather + per segment (s bytes of each node part) the leaders' algorithm on N nodes "
+              "and a shm bcast, overlapped",
+              kTopology, AllgatherFn{&hierarchical_seg_allgather}, kLeadersSegmented, "ring"},
 };
 
 constexpr std::array kBcast = {
@@ -156,6 +175,10 @@ constexpr std::array kBcast = {
               "bcast among node heads (the root's node: the root), then in each node",
               "the leaders' algorithm on N nodes (ceil(lg N) steps by default) + an intra-node shm bcast", kTopology,
               BcastFn{&hierarchical_bcast}, kLeaders, "binomial"},
+    Algorithm{"hierarchical_seg", Collective::bcast,
+              "hierarchical in segments: a node passes one segment on while the heads bcast the next",
+              "per segment of s bytes: the leaders' algorithm on N nodes + an intra-node shm bcast, overlapped", kTopology,
+              BcastFn{&hierarchical_seg_bcast}, kLeadersSegmented, "binomial"},
     Algorithm{"knomial", Collective::bcast, "k-nomial tree from the root: up to k-1 children a level",
               "ceil(log_k P) steps; up to (k-1) S sent per level", kAny, BcastFn{&knomial_bcast}, kRadix},
 };

@@ -49,6 +49,11 @@ public:
     virtual void post_recv(int peer, void* buf, std::size_t bytes) = 0;
     // Complete every operation posted since the last wait_all().
     virtual void wait_all() = 0;
+    // Without blocking: 1 if every operation posted since the last wait_all() completed (that
+    // ends the batch, as wait_all() would), 0 if not yet; -1 if this transport cannot tell
+    // without blocking (then only wait_all() completes a batch). Segmented hierarchical
+    // algorithms (overlap.hpp) poll it to run two phases at once.
+    virtual int test_all() { return -1; }
 
     // Storage that lives as long as the communicator, for the shared-memory family
     // (algorithms/shm.*), which keeps its segment there; nullptr where the transport offers

@@ -61,7 +61,8 @@ static int pml_wait_all(void *ctx)
     return rc;
 }
 
-/* A resumable operation's wait (coll_loom_request_progress.c): 1 once every posted request completed
+/* A resumable operation's wait (coll_loom_request_progress.c), and a blocking call's poll (segmented
+ * hierarchical algorithms, which call progress themselves): 1 once every posted request completed
  * (they are released then), 0 before; never blocks, never calls opal_progress (it runs inside
  * loom's progress function). */
 static int pml_test_all(void *ctx)
@@ -110,7 +111,7 @@ void loom_pml_transport_init(loom_pml_transport_t *t, struct ompi_communicator_t
     t->ops.shared_state = NULL;
     t->ops.topology = pml_topology;
     t->ops.node_shared_state = NULL;
-    t->ops.test_all = NULL;
+    t->ops.test_all = pml_test_all; /* blocking calls too: segmented hierarchical algorithms poll it */
     t->ops.segment_turn = NULL;
     t->ops.progress = pml_progress;
     t->comm = comm;

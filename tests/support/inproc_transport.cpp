@@ -13,17 +13,19 @@
 
 namespace loom::test {
 
+struct InprocMessage {
+    std::vector<std::byte> data;
+    int sender = -1;
+    bool received = false;
+};
+
 // Shared state of one run: one FIFO of messages per (sender, receiver) pair.
 class InprocFabric {
 public:
     explicit InprocFabric(int ranks) : ranks_(ranks), queues_(std::size_t(ranks) * ranks), wakeup_(std::size_t(ranks))
     {}
 
-    struct Message {
-        std::vector<std::byte> data;
-        int sender = -1;
-        bool received = false;
-    };
+    using Message = InprocMessage;
 
     int ranks() const { return ranks_; }
     std::deque<std::shared_ptr<Message>>& queue(int from, int to) { return queues_[std::size_t(from) * ranks_ + to]; }
@@ -83,61 +85,84 @@ void InprocTransport::post_recv(int peer, void* buf, std::size_t bytes)
     recvs_.push_back({peer, buf, bytes, {}});
 }
 
-void InprocTransport::wait_all()
+// Hands the sends posted since the last push to their receivers (with the lock held). A send
+// buffer must not change between post and this point.
+void InprocTransport::push_sends()
 {
-    using namespace std::chrono_literals;
-    ++waits_;
-    std::unique_lock lock(fabric_.mutex);
-
-    std::vector<std::shared_ptr<InprocFabric::Message>> in_flight;
     for (Pending& s : sends_) {
-        // A send buffer must not change between post and wait.
         if (s.bytes != 0 && std::memcmp(s.buf, s.posted.data(), s.bytes) != 0) {
             fabric_.failed = true;
             fabric_.wake_all();
             throw std::runtime_error("rank " + std::to_string(rank_) + " changed a send buffer before wait_all");
         }
-        auto msg = std::make_shared<InprocFabric::Message>();
+        auto msg = std::make_shared<InprocMessage>();
         msg->data = std::move(s.posted);
         msg->sender = rank_;
-        if (recording_) sent_log_.push_back({waits_ - 1, s.peer, s.bytes});
+        if (recording_) sent_log_.push_back({waits_, s.peer, s.bytes});
         fabric_.queue(rank_, s.peer).push_back(msg);
         fabric_.wakeup(s.peer).notify_all();
-        in_flight.push_back(msg);
+        in_flight_.push_back(msg);
         ++messages_sent_;
         bytes_sent_ += s.bytes;
     }
     sends_.clear();
     ++fabric_.progress;
+}
 
-    std::size_t next_recv = 0; // receives complete in posting order, per the matching rule
+// Completes the receives whose messages arrived, in posting order (the matching rule); true
+// once every receive and send of the batch is done, and then the batch is over.
+bool InprocTransport::complete_arrived()
+{
+    while (next_recv_ < recvs_.size()) {
+        const Pending& r = recvs_[next_recv_];
+        auto& q = fabric_.queue(r.peer, rank_);
+        if (q.empty()) break;
+        auto msg = q.front();
+        if (msg->data.size() != r.bytes) {
+            fabric_.failed = true;
+            fabric_.wake_all();
+            throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(r.bytes) +
+                                     " bytes from rank " + std::to_string(r.peer) + ", got " +
+                                     std::to_string(msg->data.size()));
+        }
+        q.pop_front();
+        if (r.bytes != 0) std::memcpy(r.buf, msg->data.data(), r.bytes);
+        msg->received = true;
+        ++next_recv_;
+        ++fabric_.progress;
+        fabric_.wakeup(msg->sender).notify_all();
+    }
+    bool sends_done = true;
+    for (const auto& m : in_flight_) sends_done = sends_done && m->received;
+    if (next_recv_ != recvs_.size() || !sends_done) return false;
+    recvs_.clear();
+    in_flight_.clear();
+    next_recv_ = 0;
+    ++waits_;
+    return true;
+}
+
+int InprocTransport::test_all()
+{
+    if (!testable_) return -1;
+    std::unique_lock lock(fabric_.mutex);
+    if (fabric_.failed) throw std::runtime_error("another rank failed");
+    push_sends();
+    if (complete_arrived()) return 1;
+    lock.unlock();
+    std::this_thread::yield(); // a rank polling in a loop lets the others (threads) run
+    return 0;
+}
+
+void InprocTransport::wait_all()
+{
+    using namespace std::chrono_literals;
+    std::unique_lock lock(fabric_.mutex);
+    push_sends();
     auto last_progress = fabric_.progress;
     auto stalled_since = std::chrono::steady_clock::now();
-    for (;;) {
-        while (next_recv < recvs_.size()) {
-            const Pending& r = recvs_[next_recv];
-            auto& q = fabric_.queue(r.peer, rank_);
-            if (q.empty()) break;
-            auto msg = q.front();
-            if (msg->data.size() != r.bytes) {
-                fabric_.failed = true;
-                fabric_.wake_all();
-                throw std::runtime_error("rank " + std::to_string(rank_) + " expected " + std::to_string(r.bytes) +
-                                         " bytes from rank " + std::to_string(r.peer) + ", got " +
-                                         std::to_string(msg->data.size()));
-            }
-            q.pop_front();
-            if (r.bytes != 0) std::memcpy(r.buf, msg->data.data(), r.bytes);
-            msg->received = true;
-            ++next_recv;
-            ++fabric_.progress;
-            fabric_.wakeup(msg->sender).notify_all();
-        }
-        bool sends_done = true;
-        for (const auto& m : in_flight) sends_done = sends_done && m->received;
-        if (next_recv == recvs_.size() && sends_done) break;
+    while (!complete_arrived()) {
         if (fabric_.failed) throw std::runtime_error("another rank failed");
-
         fabric_.wakeup(rank_).wait_for(lock, 20ms);
         if (fabric_.progress != last_progress) {
             last_progress = fabric_.progress;
@@ -149,7 +174,6 @@ void InprocTransport::wait_all()
                                      " waits and no rank has progressed for 3 s");
         }
     }
-    recvs_.clear();
 }
 
 // Each allocation carries a header naming its CountingMemory and size, since a Scratch's

@@ -28,6 +28,7 @@
 namespace loom::test {
 
 class InprocFabric;
+struct InprocMessage;
 
 class InprocTransport final : public Transport {
 public:
@@ -37,6 +38,10 @@ public:
     void post_send(int peer, const void* buf, std::size_t bytes) override;
     void post_recv(int peer, void* buf, std::size_t bytes) override;
     void wait_all() override;
+    // Never blocks; a rank that finds its batch not yet done yields its thread. -1 after
+    // set_testable(false): the tests run segmented algorithms on a transport like loom-sim's.
+    int test_all() override;
+    void set_testable(bool on) { testable_ = on; }
     // Per-rank state kept for the shared-memory family, released with the transport.
     void** shared_state() override { return &shared_state_; }
     void progress() override;
@@ -66,9 +71,14 @@ private:
         std::size_t bytes;
         std::vector<std::byte> posted; // sends: the data when posted
     };
+    void push_sends();
+    bool complete_arrived();
     InprocFabric& fabric_;
     int rank_;
     std::vector<Pending> sends_, recvs_;
+    std::vector<std::shared_ptr<InprocMessage>> in_flight_; // the batch's sends, handed on
+    std::size_t next_recv_ = 0;                             // the batch's receives completed
+    bool testable_ = true;
     std::size_t messages_sent_ = 0, bytes_sent_ = 0, waits_ = 0;
     bool recording_ = false;
     void* shared_state_ = nullptr;

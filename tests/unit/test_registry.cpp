@@ -16,12 +16,15 @@ namespace {
 const std::vector<std::pair<Collective, std::vector<std::string>>> kIssueTable = {
     {Collective::allreduce,
      {"ring", "ring_pipelined", "halving_doubling", "recursive_doubling", "binomial", "pat", "shm", "cma",
-      "hierarchical", "hierarchical_rs", "knomial", "bcube"}},
-    {Collective::reduce_scatter, {"ring", "halving_doubling", "pat", "cma"}},
-    {Collective::reduce_scatter_block, {"ring", "halving_doubling", "pat", "cma", "shm"}},
-    {Collective::allgather, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
-    {Collective::allgatherv, {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical"}},
-    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical", "knomial"}},
+      "hierarchical", "hierarchical_rs", "hierarchical_seg", "knomial", "bcube"}},
+    {Collective::reduce_scatter, {"ring", "halving_doubling", "pat", "cma", "hierarchical", "hierarchical_seg"}},
+    {Collective::reduce_scatter_block,
+     {"ring", "halving_doubling", "pat", "cma", "hierarchical", "hierarchical_seg", "shm"}},
+    {Collective::allgather,
+     {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical", "hierarchical_seg"}},
+    {Collective::allgatherv,
+     {"ring", "recursive_doubling", "bruck", "pat", "shm", "cma", "hierarchical", "hierarchical_seg"}},
+    {Collective::bcast, {"binomial", "scatter_allgather", "shm", "cma", "hierarchical", "hierarchical_seg", "knomial"}},
     {Collective::reduce, {"binomial", "halving_doubling", "shm", "cma", "hierarchical", "knomial"}},
     {Collective::barrier, {"bruck", "recursive_doubling", "shm", "knomial"}},
     {Collective::alltoall, {"bruck", "pairwise", "cma", "shm"}},
@@ -143,7 +146,7 @@ TEST_CASE("loom_choose: an unknown forced algorithm declines and says so", "[reg
     CHECK_FALSE(loom_algorithm_exists(LOOM_COLL_BCAST, "binomal"));
     char names[128];
     loom_algorithm_names(LOOM_COLL_BCAST, names, sizeof names);
-    CHECK(std::string(names) == "binomial, scatter_allgather, shm, cma, hierarchical, knomial");
+    CHECK(std::string(names) == "binomial, scatter_allgather, shm, cma, hierarchical, hierarchical_seg, knomial");
     loom_algorithm_names(LOOM_COLL_BCAST, names, 5);
     CHECK(std::string(names) == "bino");
 }

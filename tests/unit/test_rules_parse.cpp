@@ -384,10 +384,11 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
         {"allreduce * * scatter_allgather",
          "t.rules:2:15: error: no allreduce algorithm 'scatter_allgather' (valid: ring, ring_pipelined, "
          "halving_doubling, "
-         "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, knomial, bcube, fallback)"},
+         "recursive_doubling, pat, binomial, shm, cma, hierarchical, hierarchical_rs, hierarchical_seg, knomial, bcube, "
+         "fallback)"},
         {"bcast * * zzz",
          "t.rules:2:11: error: no bcast algorithm 'zzz' (valid: binomial, scatter_allgather, shm, cma, "
-         "hierarchical, knomial, fallback)"},
+         "hierarchical, hierarchical_seg, knomial, fallback)"},
         {"barrier * * binomial", "t.rules:2:13: error: no barrier algorithm 'binomial'; did you mean 'knomial'?"},
         {"barrier * * tree",
          "t.rules:2:13: error: no barrier algorithm 'tree' (valid: bruck, recursive_doubling, shm, knomial, fallback)"},

@@ -1,0 +1,57 @@
+#include "hierarchical_phases.hpp"
+
+#include "binomial.hpp"
+#include "bruck.hpp"
+#include "shm.hpp"
+
+namespace loom {
+
+const topo::Layout& layout_of(const Transport& net)
+{
+    const topo::Layout* layout = net.layout();
+    if (layout == nullptr || layout->ranks() != net.size())
+        throw std::logic_error("hierarchical algorithm without a topology");
+    return *layout;
+}
+
+std::vector<int> heads(const topo::Layout& layout, int root)
+{
+    std::vector<int> h(std::size_t(layout.nodes()));
+    for (int k = 0; k < layout.nodes(); ++k) h[std::size_t(k)] = layout.leader(k);
+    h[std::size_t(layout.node_of(root))] = root;
+    return h;
+}
+
+void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args)
+{
+    ShmComm* shm = shm_comm(node);
+    if (shm != nullptr && args.op.elem_size <= shm->slot_bytes())
+        shm_reduce(*shm, mem, args);
+    else
+        binomial_reduce(node, mem, args);
+}
+
+void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args)
+{
+    if (ShmComm* shm = shm_comm(node))
+        shm_bcast(*shm, mem, args);
+    else
+        binomial_bcast(node, mem, args);
+}
+
+void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args)
+{
+    if (ShmComm* shm = shm_comm(node))
+        shm_allgather(*shm, mem, args);
+    else
+        bruck_allgather(node, mem, args);
+}
+
+bool node_uses_shm(Transport& node, std::size_t elem_size)
+{
+    if (node.size() == 1) return true; // no intra-node phase at all
+    ShmComm* shm = shm_comm(node);
+    return shm != nullptr && elem_size <= shm->slot_bytes();
+}
+
+} // namespace loom

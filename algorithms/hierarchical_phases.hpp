@@ -1,0 +1,47 @@
+// Pieces the hierarchical families share (hierarchical.cpp, hierarchical_segmented.cpp): the
+// node layout, the heads of a rooted call, the leaders' phase and the intra-node phases.
+#pragma once
+
+#include "collectives.hpp"
+#include "registry.hpp"
+#include "topology.hpp"
+
+#include <stdexcept>
+#include <variant>
+#include <vector>
+
+namespace loom {
+
+class ShmComm;
+
+// The transport's Layout; an internal error where there is none (Needs::topology).
+const topo::Layout& layout_of(const Transport& net);
+
+// The rank that stands for each node in the inter-node phase: the root on the root's node,
+// the leader elsewhere. Indexed by node.
+std::vector<int> heads(const topo::Layout& layout, int root);
+
+// The inter-node phase runs the flat algorithm the chooser picked for the leaders
+// (AllreduceArgs::leaders and friends); hierarchical never picks one itself.
+template <class Fn, class Args>
+void run_leaders(const Algorithm* chosen, Transport& net, MemoryOps& mem, const Args& args)
+{
+    if (chosen == nullptr || !std::holds_alternative<Fn>(chosen->run))
+        throw std::logic_error("hierarchical algorithm without its leaders' algorithm (decide() sets it)");
+    std::get<Fn>(chosen->run)(net, mem, args);
+}
+
+// The intra-node phases: the shm family over the node's segment (the transport's
+// node_shared_state() slot), or, where the node has none (no slot, a rank could not map it,
+// an element larger than a slot), messages: binomial trees for reduce and bcast, Bruck for
+// allgather. This is hierarchical's own schedule, decided alike on every rank of a node;
+// whichever runs, the call is served by "hierarchical".
+void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args);
+void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args);
+void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args);
+// Whether node_reduce (elem_size > 0) or node_bcast/node_allgather (elem_size 0) on `node`
+// run on shared memory, sending no messages. May set the node's segment up (messages): call
+// it where nothing else is posted.
+bool node_uses_shm(Transport& node, std::size_t elem_size);
+
+} // namespace loom
