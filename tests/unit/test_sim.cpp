@@ -309,6 +309,83 @@ TEST_CASE("sim: model files", "[sim][model]")
     CHECK_THROWS_WITH(load_model("/nonexistent/x.model"), "/nonexistent/x.model: cannot open the model file");
 }
 
+TEST_CASE("sim: an emulated cluster: shared cores, TCP's CPU cost, its own eager limit", "[sim][emucluster]")
+{
+    // Ring allgather of 4 ranks, one per node: 3 steps of one block, every message between nodes.
+    const int P = 4;
+    const std::size_t S = std::size_t(P) << 12;
+    const double block = double(S) / P;
+    Model m = flat_model(a, b, g);
+    CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (a + block * b));
+    SECTION("every node's ranks share the machine's cores: 4 ranks on 2 cores, latency twice")
+    {
+        m.shared_cores = 2;
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * b));
+        m.shared_cores = 4; // a core per rank: nothing changes
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (a + block * b));
+    }
+    SECTION("TCP's CPU cost per byte, slowed by the core share, when slower than the link")
+    {
+        m.shared_cores = 2;
+        m.inter_cpu_per_byte_s = b; // at a full core as fast as the link: at half a core, half as fast
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * 2 * b));
+        m.inter_cpu_per_byte_s = b / 4; // even at half a core faster than the link: the link decides
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * b));
+    }
+    SECTION("the inter-node eager limit applies between nodes only")
+    {
+        const Algorithm deadlock{"send_then_recv", Collective::allgather, "", "", {}, AllgatherFn{&send_then_recv}};
+        m.eager_limit = std::size_t(-1);
+        m.inter_eager_limit = 1024;
+        Scenario s;
+        s.algorithm = &deadlock;
+        s.ranks = 4;
+        s.bytes = 4 * 4096;
+        s.ranks_per_node = 4; // one node: eager, completes
+        CHECK(simulate(m, s).seconds > 0);
+        s.ranks_per_node = 1; // across nodes: rendezvous, the schedule deadlocks
+        CHECK_THROWS_WITH(simulate(m, s), Catch::Matchers::ContainsSubstring("deadlock"));
+    }
+    SECTION("oversubscribed: a rank that blocked resumes a wake-up later")
+    {
+        m.oversubscribed_wakeup_s = a / 2;
+        // 4 ranks, a core each: no wake-up cost
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (a + block * b));
+        // 4 ranks on 2 cores: every step's wait blocks, so each of the 3 steps costs a wake-up more
+        m.shared_cores = 2;
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * b + a / 2));
+    }
+    SECTION("a rendezvous handshake: the request there, the answer back")
+    {
+        // 2 ranks exchange one block of 4 KiB: eager, it leaves when sent; above the eager limit
+        // with one handshake it starts 2 latencies later.
+        const std::size_t two = 2 << 12;
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
+        m.eager_limit = 1024;
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
+        m.rendezvous_handshakes = 1;
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == 3 * a + 4096 * b);
+        m.inter_eager_limit = 1 << 20; // between nodes eager again
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
+    }
+    SECTION("the keys round-trip through a model file")
+    {
+        m.rendezvous_handshakes = 1;
+        m.oversubscribed_wakeup_s = 5e-5;
+        m.shared_cores = 2;
+        m.inter_cpu_per_byte_s = 1.0 / 2e9;
+        m.inter_eager_limit = 65536;
+        const Model back = parse_model(format_model(m), "emu.model");
+        CHECK(back.shared_cores == 2);
+        CHECK(back.oversubscribed_wakeup_s == Catch::Approx(5e-5).epsilon(1e-15));
+        CHECK(back.rendezvous_handshakes == 1);
+        CHECK(back.inter_cpu_per_byte_s == Catch::Approx(m.inter_cpu_per_byte_s).epsilon(1e-15));
+        REQUIRE(back.inter_eager_limit.has_value());
+        CHECK(*back.inter_eager_limit == 65536);
+        CHECK_FALSE(parse_model(format_model(flat_model(a, b, g)), "flat.model").inter_eager_limit.has_value());
+    }
+}
+
 TEST_CASE("sim: winners and the emitted rule file", "[sim][rules]")
 {
     const Algorithm& ring = algo(Collective::allgather, "ring");

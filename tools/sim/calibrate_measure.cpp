@@ -120,6 +120,11 @@ struct Line {
 // (4 MiB on the one this was written on) and the curve bends; those points are recorded in
 // the file, not fitted.
 constexpr std::size_t kBandwidthLo = 64 * 1024, kBandwidthHi = 1024 * 1024;
+// Across nodes (TCP) the fit takes 1-4 MiB instead: a token-bucket rate limit (tools/emucluster
+// --rate) lets a burst of a few hundred KiB through faster than the rate, and TCP's window opens
+// over the first few hundred KiB, so the 64 KiB-1 MiB points bend the other way; collectives'
+// large messages see the sustained rate.
+constexpr std::size_t kNetBandwidthLo = 1024 * 1024, kNetBandwidthHi = 4 * 1024 * 1024;
 
 // Least squares through the points with lo <= bytes <= hi.
 Line fit(const std::vector<PingPoint>& points, std::size_t lo, std::size_t hi)
@@ -188,7 +193,13 @@ struct Measurements {
     std::size_t eager_limit = 65536;
     bool eager_from_mpi_t = false;
     int ranks = 0, cores = 0;
+    // Ranks 0 and 1 on different hosts (MPI_Get_processor_name differs): the ping-pong measured
+    // the network (the TCP BTL's eager limit applies), not shared memory.
+    bool across_nodes = false;
+    std::string peer_host;
 };
+
+const char* eager_cvar(const Measurements& m) { return m.across_nodes ? "btl_tcp_eager_limit" : "btl_vader_eager_limit"; }
 
 loom::sim::Model build_model(const Measurements& m, const std::string& name)
 {
@@ -196,7 +207,9 @@ loom::sim::Model build_model(const Measurements& m, const std::string& name)
     model.name = name;
     model.description = "calibrated by loom-sim-calibrate on " + host_name() + " (" + cpu_name() + ", " +
                         std::to_string(m.cores) + " cores) at np " + std::to_string(m.ranks) +
-                        "; one node only, so inter_* = intra_* (no network was measured)";
+                        (m.across_nodes ? "; ranks 0 and 1 on different nodes (" + host_name() + ", " + m.peer_host +
+                                              "), so the link measured is the network and intra_* = inter_*"
+                                        : "; one node only, so inter_* = intra_* (no network was measured)");
     model.ranks_per_node = m.ranks;
     model.cores_per_node = m.cores;
     model.intra = {std::max(0.0, m.latency_fit.a), m.bandwidth_fit.b};
@@ -239,7 +252,8 @@ std::string comment_block(const Measurements& m, const Options& o, int repeats)
         out << buf;
     }
     out << describe_line("latency fit, least squares over 0..1 KiB (gives intra_latency_us)", m.latency_fit)
-        << describe_line("bandwidth fit, least squares over 64 KiB..1 MiB (gives intra_bandwidth_GBps)",
+        << describe_line(m.across_nodes ? "bandwidth fit, least squares over 1 MiB..4 MiB (across nodes; gives the bandwidth)"
+                                        : "bandwidth fit, least squares over 64 KiB..1 MiB (gives intra_bandwidth_GBps)",
                          m.bandwidth_fit)
         << describe_line("for comparison, one least-squares line over all sizes", m.all_fit);
     out << "# for comparison, one-way stream (rank 0 sends the same buffer back to back, rank 1 receives):"
@@ -255,8 +269,10 @@ std::string comment_block(const Measurements& m, const Options& o, int repeats)
     std::snprintf(buf, sizeof buf, "# memcpy, 1 MiB: %.3f us per call (median of %d)\n", m.copy_s / kUs, repeats);
     out << buf;
     out << "# eager limit: " << m.eager_limit
-        << (m.eager_from_mpi_t ? " (btl_vader_eager_limit, read through MPI_T)" : " (not detected; the default 65536)")
+        << (m.eager_from_mpi_t ? std::string(" (") + eager_cvar(m) + ", read through MPI_T)"
+                               : std::string(" (") + eager_cvar(m) + " not readable; the default 65536)")
         << "\n";
+    if (m.across_nodes) out << "# ranks 0 and 1 ran on different nodes: " << host_name() << " and " << m.peer_host << "\n";
     return out.str();
 }
 
@@ -292,12 +308,27 @@ int run_measure(const Options& o, int rank, int size)
         m.copy_s = time_memcpy(repeats);
     }
     sleeping_barrier();
-    if (const auto eager = read_cvar("btl_vader_eager_limit"))
+    {   // Where rank 1 runs: on another node, the ping-pong measured the network.
+        char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
+        int len = 0;
+        MPI_Get_processor_name(name, &len);
+        if (rank == 1) MPI_Send(name, len, MPI_CHAR, 0, 4, MPI_COMM_WORLD);
+        if (rank == 0) {
+            char peer[MPI_MAX_PROCESSOR_NAME + 1] = {};
+            MPI_Recv(peer, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            m.peer_host = peer;
+            m.across_nodes = m.peer_host != name;
+        }
+        const long across = from_root(long(m.across_nodes), size);
+        m.across_nodes = across != 0;
+    }
+    if (const auto eager = read_cvar(eager_cvar(m)))
         m.eager_limit = std::size_t(*eager), m.eager_from_mpi_t = true;
     if (rank != 0) return 0;
 
     m.latency_fit = fit(m.pingpong, 0, 1024);
-    m.bandwidth_fit = fit(m.pingpong, kBandwidthLo, kBandwidthHi);
+    m.bandwidth_fit = m.across_nodes ? fit(m.pingpong, kNetBandwidthLo, kNetBandwidthHi)
+                                     : fit(m.pingpong, kBandwidthLo, kBandwidthHi);
     m.all_fit = fit(m.pingpong, 0, 4u << 20);
     m.stream_fit = fit(m.stream, kBandwidthLo, kBandwidthHi);
     if (m.bandwidth_fit.b <= 0) throw std::runtime_error("the large-message ping-pong times do not grow with size");

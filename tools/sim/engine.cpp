@@ -179,6 +179,11 @@ public:
         const int on_node = std::min(ppn_, s.ranks);
         share_ =
             model.cores_per_node > 0 && on_node > model.cores_per_node ? double(on_node) / model.cores_per_node : 1.0;
+        // One machine's cores shared by every node (an emulated cluster): all ranks compete.
+        if (model.shared_cores > 0 && s.ranks > model.shared_cores)
+            share_ = std::max(share_, double(s.ranks) / model.shared_cores);
+        inter_eager_ = model.inter_eager_limit.value_or(model.eager_limit);
+        wakeup_ = share_ > 1 ? model.oversubscribed_wakeup_s : 0.0;
         if (s.root < 0 || s.root >= s.ranks) throw std::invalid_argument("root must be a rank of the communicator");
         std::vector<topo::Place> places(static_cast<std::size_t>(s.ranks));
         for (int r = 0; r < s.ranks; ++r) places[std::size_t(r)].node = r / ppn_;
@@ -316,6 +321,7 @@ private:
         st.batch_done = std::max(st.batch_done, t);
         if (--st.pending == 0 && st.waiting) {
             st.waiting = false;
+            st.batch_done += wakeup_; // a rank that blocked gave its core away: it waits to be scheduled again
             agenda_.push(st.batch_done, r);
         }
     }
@@ -371,7 +377,7 @@ private:
             m.bytes = bytes;
             m.has_send = true;
             m.send_post = t;
-            schedule_start(id, std::max(t, m.recv_post));
+            schedule_start(id, matched_start(m));
             return;
         }
         id = new_message(src, dst, bytes);
@@ -379,7 +385,7 @@ private:
         m.has_send = true;
         m.send_post = t;
         d.unmatched_sends.push_back(id);
-        if (bytes <= model_.eager_limit) schedule_start(id, t);
+        if (eager(m)) schedule_start(id, t);
     }
 
     void post_recv(int dst, int src, std::size_t bytes, double t)
@@ -395,7 +401,7 @@ private:
                 complete(dst, std::max(m.arrival, t));
                 release(id);
             } else if (!m.start_scheduled) {
-                schedule_start(id, std::max(m.send_post, t));
+                schedule_start(id, matched_start(m));
             }
             return;
         }
@@ -404,6 +410,31 @@ private:
         m.has_recv = true;
         m.recv_post = t;
         d.unmatched_recvs.push_back(id);
+    }
+
+    bool same_node(int a, int b) const { return a / ppn_ == b / ppn_; }
+    bool eager(const Message& m) const
+    {
+        return m.bytes <= (same_node(m.src, m.dst) ? model_.eager_limit : inter_eager_);
+    }
+    // The one-way latency of a message between two ranks: inside a node scaled by the core share;
+    // between nodes plus the extra switch hops, and scaled by the share when the cores are shared
+    // by all nodes (a TCP message's system calls and wake-ups are CPU work).
+    double latency(int src, int dst) const
+    {
+        if (same_node(src, dst)) return model_.intra.latency_s * share_;
+        return model_.inter.latency_s * (model_.shared_cores > 0 ? share_ : 1.0) +
+               2.0 * (top_level(src / ppn_, dst / ppn_) - 1) * model_.hop_latency_s;
+    }
+    // When a message whose send and receive are both posted starts moving. A rendezvous message
+    // with rendezvous_handshakes = h: the sender's request reaches the receiver h latencies after
+    // the send, and the receiver's answer needs h latencies more once its receive is posted.
+    double matched_start(const Message& m) const
+    {
+        const double both = std::max(m.send_post, m.recv_post);
+        if (eager(m) || model_.rendezvous_handshakes == 0) return both;
+        const double h = model_.rendezvous_handshakes * latency(m.src, m.dst);
+        return std::max(m.send_post + h, m.recv_post) + h;
     }
 
     void schedule_start(std::uint32_t id, double ready)
@@ -420,21 +451,21 @@ private:
     void start_transfer(std::uint32_t id)
     {
         Message& m = messages_[id];
-        const double ready = std::max(now_, m.has_recv ? std::max(m.send_post, m.recv_post) : m.send_post);
+        const double ready = std::max(now_, m.has_recv ? matched_start(m) : m.send_post);
         const int ns = m.src / ppn_, nd = m.dst / ppn_;
-        double start = ready, per_byte, latency;
+        const double lat = latency(m.src, m.dst);
+        double start = ready, per_byte;
         int level = 0;
         double* holds[2 + 2 * 8];
         int n_holds = 0;
         if (ns == nd) {
             per_byte = model_.intra.per_byte_s * share_;
-            latency = model_.intra.latency_s * share_;
             holds[n_holds++] = &rank_out_[std::size_t(m.src)];
             holds[n_holds++] = &rank_in_[std::size_t(m.dst)];
         } else {
             level = top_level(ns, nd);
-            per_byte = model_.inter.per_byte_s;
-            latency = model_.inter.latency_s + 2.0 * (level - 1) * model_.hop_latency_s;
+            // Between nodes: the link, or the CPU's share of moving the bytes if that is slower.
+            per_byte = std::max(model_.inter.per_byte_s, model_.inter_cpu_per_byte_s * share_);
             holds[n_holds++] = &node_out_[std::size_t(ns)];
             holds[n_holds++] = &node_in_[std::size_t(nd)];
             for (int l = 1; l < level && n_holds + 2 <= int(std::size(holds)); ++l) {
@@ -449,7 +480,7 @@ private:
         for (int i = 0; i < n_holds; ++i) *holds[i] = sent;
         bytes_by_level_[std::size_t(level)] += double(m.bytes);
         m.started = true;
-        m.arrival = sent + latency;
+        m.arrival = sent + lat;
         complete(m.src, sent);
         if (m.has_recv) {
             complete(m.dst, std::max(m.arrival, m.recv_post));
@@ -490,6 +521,8 @@ private:
     CallLayout call_;
     int ppn_ = 1, nodes_ = 1, levels_ = 1;
     double share_ = 1;
+    std::size_t inter_eager_ = std::size_t(-1);
+    double wakeup_ = 0; // model.oversubscribed_wakeup_s when ranks outnumber cores
     std::unique_ptr<topo::Layout> layout_;
     std::vector<RankState> ranks_;
     std::vector<double> rank_out_, rank_in_, node_out_, node_in_;

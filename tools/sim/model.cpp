@@ -64,6 +64,7 @@ const char* const kKeys[] = {"name",
                              "description",
                              "ranks_per_node",
                              "cores_per_node",
+                             "shared_cores",
                              "intra_latency_us",
                              "intra_bandwidth_GBps",
                              "inter_latency_us",
@@ -71,6 +72,10 @@ const char* const kKeys[] = {"name",
                              "reduce_bandwidth_GBps",
                              "copy_bandwidth_GBps",
                              "eager_limit_bytes",
+                             "inter_eager_limit_bytes",
+                             "inter_cpu_bandwidth_GBps",
+                             "oversubscribed_wakeup_us",
+                             "rendezvous_handshakes",
                              "fat_tree_radix",
                              "fat_tree_taper",
                              "hop_latency_us"};
@@ -132,23 +137,32 @@ Model parse_model(std::string_view text, const std::string& source)
             m.ranks_per_node = count_value(value, 1, at);
         else if (key == "cores_per_node")
             m.cores_per_node = count_value(value, 0, at);
+        else if (key == "shared_cores")
+            m.shared_cores = count_value(value, 0, at);
         else if (key == "intra_latency_us")
             m.intra.latency_s = number(value, false, at) * kUs;
         else if (key == "inter_latency_us")
             m.inter.latency_s = number(value, false, at) * kUs;
         else if (key == "hop_latency_us")
             m.hop_latency_s = number(value, false, at) * kUs;
+        else if (key == "rendezvous_handshakes")
+            m.rendezvous_handshakes = count_value(value, 0, at);
+        else if (key == "oversubscribed_wakeup_us")
+            m.oversubscribed_wakeup_s = number(value, false, at) * kUs;
         else if (key == "intra_bandwidth_GBps" || key == "inter_bandwidth_GBps" || key == "reduce_bandwidth_GBps" ||
-                 key == "copy_bandwidth_GBps") {
+                 key == "copy_bandwidth_GBps" || key == "inter_cpu_bandwidth_GBps") {
             const double gbps = number(value, true, at);
             if (gbps == 0) throw ModelError(at + "a bandwidth must be > 0 ('inf' for free)");
             double& field = key == "intra_bandwidth_GBps"    ? m.intra.per_byte_s
                             : key == "inter_bandwidth_GBps"  ? m.inter.per_byte_s
                             : key == "reduce_bandwidth_GBps" ? m.reduce_per_byte_s
-                                                             : m.copy_per_byte_s;
+                            : key == "copy_bandwidth_GBps"   ? m.copy_per_byte_s
+                                                             : m.inter_cpu_per_byte_s;
             field = per_byte(gbps);
         } else if (key == "eager_limit_bytes") {
             m.eager_limit = value == "none" ? std::size_t(-1) : std::size_t(number(value, false, at));
+        } else if (key == "inter_eager_limit_bytes") {
+            m.inter_eager_limit = value == "none" ? std::size_t(-1) : std::size_t(number(value, false, at));
         } else if (key == "fat_tree_radix") {
             m.fat_tree_radix = count_value(value, 0, at);
             if (m.fat_tree_radix == 1) throw ModelError(at + "a radix must be 0 (no fat tree) or >= 2");
@@ -193,16 +207,22 @@ std::string format_model(const Model& m)
         << "name = " << m.name << "\n"
         << "description = " << m.description << "\n"
         << "ranks_per_node = " << m.ranks_per_node << "\n"
-        << "cores_per_node = " << m.cores_per_node << "\n"
-        << "intra_latency_us = " << num_text(m.intra.latency_s / kUs) << "\n"
+        << "cores_per_node = " << m.cores_per_node << "\n";
+    if (m.shared_cores > 0) out << "shared_cores = " << m.shared_cores << "\n";
+    out << "intra_latency_us = " << num_text(m.intra.latency_s / kUs) << "\n"
         << "intra_bandwidth_GBps = " << gbps_text(m.intra.per_byte_s) << "\n"
         << "inter_latency_us = " << num_text(m.inter.latency_s / kUs) << "\n"
         << "inter_bandwidth_GBps = " << gbps_text(m.inter.per_byte_s) << "\n"
         << "reduce_bandwidth_GBps = " << gbps_text(m.reduce_per_byte_s) << "\n"
-        << "copy_bandwidth_GBps = " << gbps_text(m.copy_per_byte_s) << "\n"
-        << "eager_limit_bytes = "
-        << (m.eager_limit == std::size_t(-1) ? std::string("none") : std::to_string(m.eager_limit)) << "\n"
-        << "fat_tree_radix = " << m.fat_tree_radix << "\n";
+        << "copy_bandwidth_GBps = " << gbps_text(m.copy_per_byte_s) << "\n";
+    if (m.inter_cpu_per_byte_s > 0) out << "inter_cpu_bandwidth_GBps = " << gbps_text(m.inter_cpu_per_byte_s) << "\n";
+    const auto limit = [](std::size_t v) { return v == std::size_t(-1) ? std::string("none") : std::to_string(v); };
+    out << "eager_limit_bytes = " << limit(m.eager_limit) << "\n";
+    if (m.inter_eager_limit) out << "inter_eager_limit_bytes = " << limit(*m.inter_eager_limit) << "\n";
+    if (m.rendezvous_handshakes > 0) out << "rendezvous_handshakes = " << m.rendezvous_handshakes << "\n";
+    if (m.oversubscribed_wakeup_s > 0)
+        out << "oversubscribed_wakeup_us = " << num_text(m.oversubscribed_wakeup_s / kUs) << "\n";
+    out << "fat_tree_radix = " << m.fat_tree_radix << "\n";
     if (!m.taper.empty()) {
         out << "fat_tree_taper =";
         for (double t : m.taper) out << " " << num_text(t);

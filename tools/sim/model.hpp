@@ -14,12 +14,25 @@
 //     one message at a time (up and down separately). taper_l = 1 is a full-bisection level,
 //     2 a 2:1 oversubscribed one. Traffic that crosses higher levels therefore competes for
 //     fewer links, which is why far-first-small (PAT) beats near-first-small (Bruck).
-//   * rendezvous: a message above eager_limit bytes starts moving only once its receive is
-//     posted; smaller ones leave when sent.
+//   * rendezvous: a message above eager_limit bytes (inter_eager_limit between nodes, if set)
+//     starts moving only once its receive is posted; smaller ones leave when sent. With
+//     rendezvous_handshakes = h > 0 it starts at max(send + h a, receive) + h a (a: the pair's
+//     latency): the sender's request has to arrive and the receiver's answer to come back.
+//   * shared cores (an emulated cluster on one machine, tools/emucluster): with shared_cores
+//     = C > 0, every node's ranks share the same C cores, so with P > C ranks in all, every
+//     intra-node and local cost, and the inter-node latency (a TCP message's system calls and
+//     wake-ups are CPU work), is scaled by P / C; an inter-node transfer costs per byte the
+//     larger of the link's b_inter and its CPU cost inter_cpu_per_byte x P / C (TCP through the
+//     kernel moves only as fast as a core's share copies it).
+//   * oversubscribed wake-up: when ranks outnumber cores (either rule above), a rank whose
+//     wait_all() had to block (an operation was still pending) resumes oversubscribed_wakeup
+//     after its last operation completed: it yielded its core (mpi_yield_when_idle) and must be
+//     scheduled again. Not scaled: it is the scheduler's, not the rank's, work.
 // The model file format is documented in tools/sim/README.md; format_model() writes it.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,10 +50,15 @@ struct Model {
     std::string description;
     int ranks_per_node = 1; // the default for --ppn
     int cores_per_node = 0; // 0: as many cores as ranks
+    int shared_cores = 0;   // > 0: all nodes' ranks share this many cores (one machine emulating a cluster)
     LinkCost intra, inter;
     double reduce_per_byte_s = 0; // g, per byte of the reduced vector
     double copy_per_byte_s = 0;   // c, local memory copies
     std::size_t eager_limit = std::size_t(-1);
+    std::optional<std::size_t> inter_eager_limit; // between nodes; unset: eager_limit
+    double inter_cpu_per_byte_s = 0;              // CPU cost per byte sent between nodes (0: none)
+    int rendezvous_handshakes = 0;      // rendezvous: request + answer cost this many latencies each
+    double oversubscribed_wakeup_s = 0; // ranks outnumber cores: a rank whose wait had to block resumes this late
     int fat_tree_radix = 0;    // 0: no fat tree (every pair of nodes one hop apart)
     std::vector<double> taper; // taper[l-1]: oversubscription of level-l switches' uplinks
     double hop_latency_s = 0;  // per switch hop above the first, each way
