@@ -324,13 +324,17 @@ TEST_CASE("sim: an emulated cluster: shared cores, TCP's CPU cost, its own eager
         m.shared_cores = 4; // a core per rank: nothing changes
         CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (a + block * b));
     }
-    SECTION("TCP's CPU cost per byte, slowed by the core share, when slower than the link")
+    SECTION("the machine's TCP capacity: transfers between nodes take turns at the CPU's rate")
     {
+        // 2 ranks on 2 cores (no share): the exchange's two directions take turns.
         m.shared_cores = 2;
-        m.inter_cpu_per_byte_s = b; // at a full core as fast as the link: at half a core, half as fast
-        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * 2 * b));
-        m.inter_cpu_per_byte_s = b / 4; // even at half a core faster than the link: the link decides
-        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (2 * a + block * b));
+        m.inter_cpu_per_byte_s = 2 * b;
+        CHECK(run(m, Collective::allgather, "ring", 2, 2 << 12, 1).seconds == a + 2 * 4096 * (2 * b));
+        m.inter_cpu_per_byte_s = 0; // without it, both directions at once at the link's rate
+        CHECK(run(m, Collective::allgather, "ring", 2, 2 << 12, 1).seconds == a + 4096 * b);
+        m.shared_cores = 0; // not an emulated cluster: the key does nothing
+        m.inter_cpu_per_byte_s = 2 * b;
+        CHECK(run(m, Collective::allgather, "ring", 2, 2 << 12, 1).seconds == a + 4096 * b);
     }
     SECTION("the inter-node eager limit applies between nodes only")
     {

@@ -464,8 +464,13 @@ private:
             holds[n_holds++] = &rank_in_[std::size_t(m.dst)];
         } else {
             level = top_level(ns, nd);
-            // Between nodes: the link, or the CPU's share of moving the bytes if that is slower.
-            per_byte = std::max(model_.inter.per_byte_s, model_.inter_cpu_per_byte_s * share_);
+            per_byte = model_.inter.per_byte_s;
+            // One machine's TCP (shared cores): every transfer between nodes, in either direction,
+            // holds the machine's TCP capacity while it moves at the CPU's rate.
+            if (model_.shared_cores > 0 && model_.inter_cpu_per_byte_s > 0) {
+                per_byte = std::max(per_byte, model_.inter_cpu_per_byte_s);
+                holds[n_holds++] = &machine_tcp_;
+            }
             holds[n_holds++] = &node_out_[std::size_t(ns)];
             holds[n_holds++] = &node_in_[std::size_t(nd)];
             for (int l = 1; l < level && n_holds + 2 <= int(std::size(holds)); ++l) {
@@ -523,6 +528,7 @@ private:
     double share_ = 1;
     std::size_t inter_eager_ = std::size_t(-1);
     double wakeup_ = 0; // model.oversubscribed_wakeup_s when ranks outnumber cores
+    double machine_tcp_ = 0; // shared cores: when the machine's TCP capacity is free again
     std::unique_ptr<topo::Layout> layout_;
     std::vector<RankState> ranks_;
     std::vector<double> rank_out_, rank_in_, node_out_, node_in_;

@@ -21,9 +21,12 @@
 //   * shared cores (an emulated cluster on one machine, tools/emucluster): with shared_cores
 //     = C > 0, every node's ranks share the same C cores, so with P > C ranks in all, every
 //     intra-node and local cost, and the inter-node latency (a TCP message's system calls and
-//     wake-ups are CPU work), is scaled by P / C; an inter-node transfer costs per byte the
-//     larger of the link's b_inter and its CPU cost inter_cpu_per_byte x P / C (TCP through the
-//     kernel moves only as fast as a core's share copies it).
+//     wake-ups are CPU work), is scaled by P / C. With inter_cpu_per_byte > 0 as well, the
+//     machine moves only so many bytes per second through TCP whatever the links: every
+//     inter-node transfer costs max(b_inter, inter_cpu_per_byte) per byte and holds the machine's
+//     one TCP "lane" while it moves, so transfers between any nodes, in either direction, take
+//     turns (TCP over unlimited veths is CPU-bound: a ping-pong stream already keeps both cores
+//     of this machine busy). Meant for links faster than the CPU; with a slow link, leave it 0.
 //   * oversubscribed wake-up: when ranks outnumber cores (either rule above), a rank whose
 //     wait_all() had to block (an operation was still pending) resumes oversubscribed_wakeup
 //     after its last operation completed: it yielded its core (mpi_yield_when_idle) and must be
@@ -56,7 +59,7 @@ struct Model {
     double copy_per_byte_s = 0;   // c, local memory copies
     std::size_t eager_limit = std::size_t(-1);
     std::optional<std::size_t> inter_eager_limit; // between nodes; unset: eager_limit
-    double inter_cpu_per_byte_s = 0;              // CPU cost per byte sent between nodes (0: none)
+    double inter_cpu_per_byte_s = 0; // shared cores: the machine's TCP capacity, s per byte (0: none)
     int rendezvous_handshakes = 0;      // rendezvous: request + answer cost this many latencies each
     double oversubscribed_wakeup_s = 0; // ranks outnumber cores: a rank whose wait had to block resumes this late
     int fat_tree_radix = 0;    // 0: no fat tree (every pair of nodes one hop apart)
