@@ -204,14 +204,9 @@ void hierarchical_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs&
 
     // The result in node order: node 0's blocks (in rank order), node 1's, ... Where that is
     // rank order (each node's ranks consecutive, nodes ascending) it is the result buffer.
-    std::vector<std::size_t> node_bytes(std::size_t(N), 0);
-    bool rank_order = true;
-    int expected = 0;
-    for (int k = 0; k < N; ++k)
-        for (int q : layout.node_ranks(k)) {
-            node_bytes[std::size_t(k)] += blocks.length(q);
-            rank_order = rank_order && q == expected++;
-        }
+    const NodeOrder order(layout, args.bytes);
+    const std::vector<std::size_t>& node_bytes = order.part;
+    const bool rank_order = order.rank_order;
     const BlockOffsets node_parts(node_bytes);
     if (node_parts.total() == 0) return;
     Scratch gathered(nullptr, nullptr);
@@ -239,14 +234,7 @@ void hierarchical_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs&
     // 3. Leaders hand everything to their node.
     if (node.size() > 1) node_bcast(node, mem, BcastArgs{all, node_parts.total(), 0});
     // 4. Node order to rank order, where they differ.
-    if (!rank_order)
-        for (int k = 0; k < N; ++k) {
-            std::size_t at = node_parts.begin(k);
-            for (int q : layout.node_ranks(k)) {
-                mem.copy(out + blocks.begin(q), all + at, blocks.length(q));
-                at += blocks.length(q);
-            }
-        }
+    if (!rank_order) node_order_to_rank_order(mem, layout, blocks, all, out);
 }
 
 } // namespace loom

@@ -47,6 +47,28 @@ void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args)
         bruck_allgather(node, mem, args);
 }
 
+NodeOrder::NodeOrder(const topo::Layout& layout, std::span<const std::size_t> sizes)
+    : part(std::size_t(layout.nodes()), 0)
+{
+    int expected = 0;
+    for (int j = 0; j < layout.nodes(); ++j)
+        for (int q : layout.node_ranks(j)) {
+            part[std::size_t(j)] += sizes[std::size_t(q)];
+            rank_order = rank_order && q == expected++;
+        }
+}
+
+void node_order_to_rank_order(MemoryOps& mem, const topo::Layout& layout, const BlockOffsets& blocks,
+                              const std::byte* all, std::byte* out)
+{
+    std::size_t at = 0;
+    for (int j = 0; j < layout.nodes(); ++j)
+        for (int q : layout.node_ranks(j)) {
+            mem.copy(out + blocks.begin(q), all + at, blocks.length(q));
+            at += blocks.length(q);
+        }
+}
+
 bool node_uses_shm(Transport& node, std::size_t elem_size)
 {
     if (node.size() == 1) return true; // no intra-node phase at all

@@ -6,6 +6,7 @@
 #include "registry.hpp"
 #include "topology.hpp"
 
+#include <span>
 #include <stdexcept>
 #include <variant>
 #include <vector>
@@ -39,6 +40,17 @@ void run_leaders(const Algorithm* chosen, Transport& net, MemoryOps& mem, const 
 void node_reduce(Transport& node, MemoryOps& mem, const ReduceArgs& args);
 void node_bcast(Transport& node, MemoryOps& mem, const BcastArgs& args);
 void node_allgather(Transport& node, MemoryOps& mem, const AllgatherArgs& args);
+// Blocks in node order (allgather's and reduce_scatter's node parts): node j's part holds its
+// ranks' blocks in rank order, parts in node order. `sizes` are per rank (bytes or elements).
+struct NodeOrder {
+    NodeOrder(const topo::Layout& layout, std::span<const std::size_t> sizes);
+    std::vector<std::size_t> part; // node j's part, summed over its ranks
+    bool rank_order = true;        // node order is rank order: each node's ranks consecutive, nodes ascending
+};
+// Copies a gathered result from node order (`all`) into rank order (`out`).
+void node_order_to_rank_order(MemoryOps& mem, const topo::Layout& layout, const BlockOffsets& blocks,
+                              const std::byte* all, std::byte* out);
+
 // Whether node_reduce (elem_size > 0) or node_bcast/node_allgather (elem_size 0) on `node`
 // run on shared memory, sending no messages. May set the node's segment up (messages): call
 // it where nothing else is posted.

@@ -169,14 +169,9 @@ void hierarchical_seg_allgather(Transport& net, MemoryOps& mem, const AllgatherA
     const std::byte* own = args.in_place() ? out + blocks.begin(r) : static_cast<const std::byte*>(args.sendbuf);
 
     // The result in node order, as in hierarchical_allgather: in place where that is rank order.
-    std::vector<std::size_t> node_bytes(std::size_t(N), 0);
-    bool rank_order = true;
-    int expected = 0;
-    for (int j = 0; j < N; ++j)
-        for (int q : layout.node_ranks(j)) {
-            node_bytes[std::size_t(j)] += blocks.length(q);
-            rank_order = rank_order && q == expected++;
-        }
+    const NodeOrder order(layout, args.bytes);
+    const std::vector<std::size_t>& node_bytes = order.part;
+    const bool rank_order = order.rank_order;
     const BlockOffsets parts(node_bytes);
     if (parts.total() == 0) return;
     Scratch gathered = no_scratch();
@@ -235,14 +230,7 @@ void hierarchical_seg_allgather(Transport& net, MemoryOps& mem, const AllgatherA
         }
     }
     // Node order to rank order, where they differ.
-    if (!rank_order)
-        for (int j = 0; j < N; ++j) {
-            std::size_t at = parts.begin(j);
-            for (int q : layout.node_ranks(j)) {
-                mem.copy(out + blocks.begin(q), all + at, blocks.length(q));
-                at += blocks.length(q);
-            }
-        }
+    if (!rank_order) node_order_to_rank_order(mem, layout, blocks, all, out);
 }
 
 namespace {
@@ -256,16 +244,14 @@ void reduce_scatter_in_pieces(Transport& net, MemoryOps& mem, const ReduceScatte
     const std::size_t es = args.op.elem_size;
     const BlockOffsets blocks(args.counts); // in elements, rank order
     if (blocks.total() == 0) return;
-    std::vector<std::size_t> part(std::size_t(N), 0); // node j's part, in elements
-    std::size_t mine_at = 0;                           // my block's start in my node's part
-    bool rank_order = true;
-    int expected = 0;
-    for (int j = 0; j < N; ++j)
-        for (int q : layout.node_ranks(j)) {
-            if (q == r) mine_at = part[std::size_t(j)];
-            part[std::size_t(j)] += blocks.length(q);
-            rank_order = rank_order && q == expected++;
-        }
+    const NodeOrder order(layout, args.counts); // node parts, in elements
+    const std::vector<std::size_t>& part = order.part;
+    const bool rank_order = order.rank_order;
+    std::size_t mine_at = 0; // my block's start in my node's part
+    for (int q : layout.node_ranks(my_node)) {
+        if (q == r) break;
+        mine_at += blocks.length(q);
+    }
     const std::size_t largest = *std::max_element(part.begin(), part.end());
     per = std::min(std::max<std::size_t>(per, 1), std::max<std::size_t>(largest, 1));
     const Segments seg(largest, per);
