@@ -5,6 +5,7 @@
 // both with a transport that tests without blocking (phases overlap) and one that cannot
 // (test_all() is -1, as loom-sim's: phases one after another).
 #include "hierarchical_segmented.hpp"
+#include "fiber.hpp"
 #include "overlap.hpp"
 #include "registry.hpp"
 #include "test_support.hpp"
@@ -13,6 +14,7 @@
 #include "loom_catch.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -304,4 +306,115 @@ TEST_CASE("the registry lists the segmented hierarchical algorithms", "[hierarch
         REQUIRE(a != nullptr);
         CHECK(why_not(*a, CallShape{8, 64, false, 2}).has_value()); // not commutative
     }
+}
+
+namespace {
+
+// A resumable operation's transport, as resumable.cpp's: the algorithm runs on a fiber, and its
+// waits and progress yield to the thread (the "progress engine" here), so Background's fiber
+// is nested inside the operation's.
+class YieldingTransport final : public Transport {
+public:
+    explicit YieldingTransport(InprocTransport& inner) : inner_(inner) {}
+    int rank() const override { return inner_.rank(); }
+    int size() const override { return inner_.size(); }
+    void post_send(int peer, const void* buf, std::size_t bytes) override { inner_.post_send(peer, buf, bytes); }
+    void post_recv(int peer, void* buf, std::size_t bytes) override { inner_.post_recv(peer, buf, bytes); }
+    void wait_all() override
+    {
+        while (inner_.test_all() == 0) Fiber::yield();
+    }
+    int test_all() override { return inner_.test_all(); }
+    void** shared_state() override { return inner_.shared_state(); }
+    void progress() override
+    {
+        inner_.progress();
+        Fiber::yield();
+    }
+    const topo::Layout* layout() const override { return inner_.layout(); }
+    void** node_shared_state() override { return inner_.node_shared_state(); }
+    bool cooperative() const override { return true; }
+
+private:
+    InprocTransport& inner_;
+};
+
+// Runs body(transport) on a fiber resumed until it ends, as a resumable operation runs.
+void on_fiber(InprocTransport& net, const std::function<void(Transport&)>& body)
+{
+    YieldingTransport t(net);
+    Fiber fiber([&] { body(t); });
+    std::size_t resumes = 0;
+    while (!fiber.finished()) {
+        fiber.resume();
+        ++resumes;
+    }
+    rank_check(resumes > 0, "the fiber ran");
+}
+
+} // namespace
+
+TEST_CASE("hierarchical_seg inside a resumable operation's fiber", "[hierarchical_seg]")
+{
+    const Reduction op = kernel(LOOM_OP_SUM, LOOM_TYPE_INT64);
+    for (const std::string& kind : {std::string("by_slot"), std::string("round_robin"), std::string("uneven")})
+        for (int P : {2, 5, 9}) {
+            const auto layout = layout_for(kind, P);
+            for (std::size_t count : {std::size_t(1), std::size_t(3001)}) {
+                INFO(kind << " P=" << P << " count=" << count);
+                const std::size_t seg = 256; // 32 elements: many segments
+                const auto inputs = all_inputs(P, count, typed_input<std::int64_t>());
+                const Bytes sum = fold(op, inputs, count);
+                const Bytes data = pattern(1, count * 8);
+                std::vector<std::size_t> counts(static_cast<std::size_t>(P), count);
+                std::vector<Bytes> ar(static_cast<std::size_t>(P)), bc(static_cast<std::size_t>(P)),
+                    ag(static_cast<std::size_t>(P)), rs(static_cast<std::size_t>(P));
+                Bytes all_blocks, rs_sum;
+                for (int r = 0; r < P; ++r) {
+                    const Bytes b = pattern(r, count);
+                    all_blocks.insert(all_blocks.end(), b.begin(), b.end());
+                }
+                std::vector<Bytes> rs_inputs;
+                for (int r = 0; r < P; ++r) rs_inputs.push_back(as_bytes(rank_input<std::int64_t>(r, count * P, 5)));
+                rs_sum = fold(op, rs_inputs, count * std::size_t(P));
+                run_ranks(P, [&](InprocTransport& net) {
+                    net.set_layout(layout.get());
+                    const int r = net.rank();
+                    const std::size_t me = std::size_t(r);
+                    on_fiber(net, [&](Transport& t) {
+                        HostMemory mem;
+                        ar[me] = Bytes(count * 8);
+                        hierarchical_seg_allreduce(
+                            t, mem,
+                            AllreduceArgs{inputs[me].data(), ar[me].data(), count, op, seg, 0,
+                                          find_algorithm(Collective::allreduce, "recursive_doubling")});
+                        bc[me] = r == 1 % P ? data : Bytes(count * 8);
+                        hierarchical_seg_bcast(
+                            t, mem,
+                            BcastArgs{bc[me].data(), count * 8, 1 % P, seg, find_algorithm(Collective::bcast, "binomial")});
+                        const Bytes mine = pattern(r, count);
+                        ag[me] = Bytes(count * std::size_t(P));
+                        const std::vector<std::size_t> bytes(static_cast<std::size_t>(P), count);
+                        hierarchical_seg_allgather(t, mem,
+                                                   AllgatherArgs{mine.data(), ag[me].data(), bytes, 0,
+                                                                 find_algorithm(Collective::allgather, "ring"), -1, 0,
+                                                                 seg});
+                        rs[me] = Bytes(count * 8);
+                        hierarchical_seg_reduce_scatter(
+                            t, mem,
+                            ReduceScatterArgs{rs_inputs[me].data(), rs[me].data(), counts, op, 0,
+                                              find_algorithm(Collective::reduce_scatter, "ring"), seg});
+                    });
+                });
+                for (int r = 0; r < P; ++r) {
+                    INFO("rank=" << r);
+                    CHECK(first_difference(ar[std::size_t(r)], sum, 8) == "");
+                    CHECK(first_difference(bc[std::size_t(r)], data) == "");
+                    CHECK(first_difference(ag[std::size_t(r)], all_blocks) == "");
+                    const Bytes expected(rs_sum.begin() + std::ptrdiff_t(std::size_t(r) * count * 8),
+                                         rs_sum.begin() + std::ptrdiff_t((std::size_t(r) + 1) * count * 8));
+                    CHECK(first_difference(rs[std::size_t(r)], expected, 8) == "");
+                }
+            }
+        }
 }
