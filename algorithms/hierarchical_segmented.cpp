@@ -41,8 +41,8 @@
 // overlapped.
 //
 // Cost (per segment, m segments): the leaders' algorithm on N ranks with s bytes (allreduce,
-// bcast; allgather: N pieces of up to s each; reduce_scatter: N pieces of up to s/N... up to s
-// each), plus the node's shm phase on s bytes. Time ~ max(network, node) x m + one segment of
+// bcast; allgather and reduce_scatter: N pieces of up to s bytes each, one per node's part),
+// plus the node's shm phase on that segment. Time ~ max(network, node) x m + one segment of
 // the other. Messages between nodes: m times the leaders' algorithm's, so small segments
 // cost latency (m x lg N steps for recursive doubling). Bytes: allreduce and bcast move what
 // hierarchical moves; allgather copies S once more (staging to place); reduce_scatter packs
