@@ -372,6 +372,31 @@ TEST_CASE("sim: an emulated cluster: shared cores, TCP's CPU cost, its own eager
         m.inter_eager_limit = 1 << 20; // between nodes eager again
         CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
     }
+    SECTION("shared cores: copies, reductions and shared-memory transfers queue for the machine's cores")
+    {
+        Model one = m;
+        one.shared_cores = 2;
+        // 2 ranks on 2 cores: a core each, nothing waits.
+        CHECK(run(one, Collective::allreduce, "ring", 2, S, 2).seconds == run(m, Collective::allreduce, "ring", 2, S, 2).seconds);
+        // 4 ranks on 2 cores: their transfers and reductions take turns.
+        CHECK(run(one, Collective::allreduce, "ring", P, S, P).seconds > run(m, Collective::allreduce, "ring", P, S, P).seconds);
+    }
+    SECTION("per-message CPU overhead between nodes: part of the latency, paid once per message")
+    {
+        // One message per rank and step: the overheads come out of the latency, nothing changes.
+        m.inter_send_overhead_s = a / 2;
+        m.inter_recv_overhead_s = a / 4;
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == Catch::Approx(3 * (a + block * b)).epsilon(1e-12));
+        // A root that sends to 3 nodes at once pays its send overhead 3 times: slower than without.
+        Model none = flat_model(a, b, g);
+        const double with = run(m, Collective::bcast, "knomial", P, 8, 1).seconds;
+        const double without = run(none, Collective::bcast, "knomial", P, 8, 1).seconds;
+        CHECK(with > without);
+        // Inside one node: no overhead.
+        CHECK(run(m, Collective::allgather, "ring", P, S, P).seconds == run(none, Collective::allgather, "ring", P, S, P).seconds);
+        m.inter_send_overhead_s = 2 * a; // more than the latency it is part of
+        CHECK_THROWS_AS(parse_model(format_model(m), "bad.model"), ModelError);
+    }
     SECTION("the keys round-trip through a model file")
     {
         m.rendezvous_handshakes = 1;
@@ -379,7 +404,11 @@ TEST_CASE("sim: an emulated cluster: shared cores, TCP's CPU cost, its own eager
         m.shared_cores = 2;
         m.inter_cpu_per_byte_s = 1.0 / 2e9;
         m.inter_eager_limit = 65536;
+        m.inter_send_overhead_s = a / 2;
+        m.inter_recv_overhead_s = a / 4;
         const Model back = parse_model(format_model(m), "emu.model");
+        CHECK(back.inter_send_overhead_s == Catch::Approx(a / 2).epsilon(1e-15));
+        CHECK(back.inter_recv_overhead_s == Catch::Approx(a / 4).epsilon(1e-15));
         CHECK(back.shared_cores == 2);
         CHECK(back.oversubscribed_wakeup_s == Catch::Approx(5e-5).epsilon(1e-15));
         CHECK(back.rendezvous_handshakes == 1);

@@ -184,6 +184,9 @@ public:
             share_ = std::max(share_, double(s.ranks) / model.shared_cores);
         inter_eager_ = model.inter_eager_limit.value_or(model.eager_limit);
         wakeup_ = share_ > 1 ? model.oversubscribed_wakeup_s : 0.0;
+        send_overhead_ = model.inter_send_overhead_s;
+        recv_overhead_ = model.inter_recv_overhead_s;
+        if (model.shared_cores > 0) cores_.assign(std::size_t(model.shared_cores), 0.0);
         if (s.root < 0 || s.root >= s.ranks) throw std::invalid_argument("root must be a rank of the communicator");
         std::vector<topo::Place> places(static_cast<std::size_t>(s.ranks));
         for (int r = 0; r < s.ranks; ++r) places[std::size_t(r)].node = r / ppn_;
@@ -192,6 +195,7 @@ public:
         ranks_.resize(std::size_t(s.ranks));
         rank_out_.assign(std::size_t(s.ranks), 0.0);
         rank_in_.assign(std::size_t(s.ranks), 0.0);
+        rank_rx_cpu_.assign(std::size_t(s.ranks), 0.0);
         node_out_.assign(std::size_t(nodes_), 0.0);
         node_in_.assign(std::size_t(nodes_), 0.0);
         bytes_by_level_.assign(std::size_t(levels_) + 1, 0.0);
@@ -221,7 +225,8 @@ public:
             st.ops.reserve(kOpsPerBatch + 1);
             st.fiber = std::make_unique<Fiber>([this, r, &st] {
                 RecordingTransport net(st, r, s_.ranks, *layout_);
-                RecordingMemory mem(st, model_.copy_per_byte_s * share_, model_.reduce_per_byte_s * share_);
+                const double local = cores_.empty() ? share_ : 1.0; // shared cores: cpu_work queues it instead
+                RecordingMemory mem(st, model_.copy_per_byte_s * local, model_.reduce_per_byte_s * local);
                 run_call(*s_.algorithm, net, mem, call_.call);
                 st.ops.push_back(Op{Op::Kind::end, -1, 0, st.local_delay});
             });
@@ -284,9 +289,13 @@ private:
                 if (st.ops.empty()) throw std::logic_error("loom-sim: a rank stopped without finishing");
             }
             const Op op = st.ops[st.next++];
-            st.clock += op.delay;
+            // Local work (copies, reductions): with shared cores it waits for one of the machine's
+            // cores and runs at a core's speed; otherwise it was scaled by the node's core share.
+            st.clock = op.delay > 0 && !cores_.empty() ? cpu_work(st.clock, op.delay) : st.clock + op.delay;
             switch (op.kind) {
             case Op::Kind::send:
+                if (send_overhead_ > 0 && !same_node(r, op.peer))
+                    st.clock = cpu_work(st.clock, send_overhead_); // the send's system call
                 ++st.pending;
                 ++st.messages;
                 st.bytes += op.bytes;
@@ -398,7 +407,7 @@ private:
             m.has_recv = true;
             m.recv_post = t;
             if (m.started) {
-                complete(dst, std::max(m.arrival, t));
+                complete(dst, received(m, t));
                 release(id);
             } else if (!m.start_scheduled) {
                 schedule_start(id, matched_start(m));
@@ -446,6 +455,29 @@ private:
             agenda_.push(ready, -std::int64_t(id) - 1);
     }
 
+    // When the receiver has a message whose receive was posted at recv_post: between nodes it
+    // handles the arrived message for recv_overhead_, one message at a time.
+    double received(const Message& m, double recv_post)
+    {
+        if (recv_overhead_ <= 0 || same_node(m.src, m.dst)) return std::max(m.arrival, recv_post);
+        double& cpu = rank_rx_cpu_[std::size_t(m.dst)];
+        cpu = cpu_work(std::max({m.arrival, recv_post, cpu}), recv_overhead_);
+        return cpu;
+    }
+
+    // A rank's CPU work of `work` seconds that can start at `ready`: when it is done. With shared
+    // cores it takes the machine's core that is free first (all nodes' ranks compete for them, so
+    // messages sent at once by more ranks than cores queue, while a lone message does not wait);
+    // otherwise the rank has its own core. Reservations are made in the order ranks post, which
+    // can run ahead of virtual time by a rank's local work: an approximation, like the links'.
+    double cpu_work(double ready, double work)
+    {
+        if (cores_.empty()) return ready + work;
+        const auto core = std::min_element(cores_.begin(), cores_.end());
+        *core = std::max(ready, *core) + work;
+        return *core;
+    }
+
     // The transfer starts when its ports (and fat-tree links) are free, and holds them for
     // bytes x per-byte time; the data arrives one latency later.
     void start_transfer(std::uint32_t id)
@@ -453,15 +485,24 @@ private:
         Message& m = messages_[id];
         const double ready = std::max(now_, m.has_recv ? matched_start(m) : m.send_post);
         const int ns = m.src / ppn_, nd = m.dst / ppn_;
-        const double lat = latency(m.src, m.dst);
+        // Between nodes the sender's and receiver's overheads are part of the latency, but are
+        // charged to their CPUs (cpu_work): in flight is the rest, scaled like the latency.
+        const double lat =
+            latency(m.src, m.dst) -
+            (ns == nd ? 0.0 : (send_overhead_ + recv_overhead_) * (model_.shared_cores > 0 ? share_ : 1.0));
         double start = ready, per_byte;
         int level = 0;
         double* holds[2 + 2 * 8];
         int n_holds = 0;
         if (ns == nd) {
-            per_byte = model_.intra.per_byte_s * share_;
             holds[n_holds++] = &rank_out_[std::size_t(m.src)];
             holds[n_holds++] = &rank_in_[std::size_t(m.dst)];
+            if (cores_.empty()) {
+                per_byte = model_.intra.per_byte_s * share_;
+            } else { // shared cores: the copy through shared memory is CPU work on one of the machine's cores
+                per_byte = model_.intra.per_byte_s;
+                holds[n_holds++] = &*std::min_element(cores_.begin(), cores_.end());
+            }
         } else {
             level = top_level(ns, nd);
             per_byte = model_.inter.per_byte_s;
@@ -488,7 +529,7 @@ private:
         m.arrival = sent + lat;
         complete(m.src, sent);
         if (m.has_recv) {
-            complete(m.dst, std::max(m.arrival, m.recv_post));
+            complete(m.dst, received(m, m.recv_post));
             release(id);
         }
     }
@@ -528,6 +569,9 @@ private:
     double share_ = 1;
     std::size_t inter_eager_ = std::size_t(-1);
     double wakeup_ = 0; // model.oversubscribed_wakeup_s when ranks outnumber cores
+    double send_overhead_ = 0, recv_overhead_ = 0; // per inter-node message
+    std::vector<double> cores_; // shared cores: when each of the machine's cores is free
+    std::vector<double> rank_rx_cpu_; // when each rank has handled the inter-node messages it received
     double machine_tcp_ = 0; // shared cores: when the machine's TCP capacity is free again
     std::unique_ptr<topo::Layout> layout_;
     std::vector<RankState> ranks_;

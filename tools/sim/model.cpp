@@ -75,6 +75,8 @@ const char* const kKeys[] = {"name",
                              "inter_eager_limit_bytes",
                              "inter_cpu_bandwidth_GBps",
                              "oversubscribed_wakeup_us",
+                             "inter_send_overhead_us",
+                             "inter_recv_overhead_us",
                              "rendezvous_handshakes",
                              "fat_tree_radix",
                              "fat_tree_taper",
@@ -149,6 +151,10 @@ Model parse_model(std::string_view text, const std::string& source)
             m.rendezvous_handshakes = count_value(value, 0, at);
         else if (key == "oversubscribed_wakeup_us")
             m.oversubscribed_wakeup_s = number(value, false, at) * kUs;
+        else if (key == "inter_send_overhead_us")
+            m.inter_send_overhead_s = number(value, false, at) * kUs;
+        else if (key == "inter_recv_overhead_us")
+            m.inter_recv_overhead_s = number(value, false, at) * kUs;
         else if (key == "intra_bandwidth_GBps" || key == "inter_bandwidth_GBps" || key == "reduce_bandwidth_GBps" ||
                  key == "copy_bandwidth_GBps" || key == "inter_cpu_bandwidth_GBps") {
             const double gbps = number(value, true, at);
@@ -187,6 +193,8 @@ Model parse_model(std::string_view text, const std::string& source)
         for (const auto& s : seen) found = found || s == required;
         if (!found) throw ModelError(source + ": '" + required + "' is missing");
     }
+    if (m.inter_send_overhead_s + m.inter_recv_overhead_s > m.inter.latency_s * (1 + 1e-12))
+        throw ModelError(source + ": inter_send_overhead_us + inter_recv_overhead_us exceed inter_latency_us (they are part of it)");
     return m;
 }
 
@@ -222,6 +230,10 @@ std::string format_model(const Model& m)
     if (m.rendezvous_handshakes > 0) out << "rendezvous_handshakes = " << m.rendezvous_handshakes << "\n";
     if (m.oversubscribed_wakeup_s > 0)
         out << "oversubscribed_wakeup_us = " << num_text(m.oversubscribed_wakeup_s / kUs) << "\n";
+    if (m.inter_send_overhead_s > 0)
+        out << "inter_send_overhead_us = " << num_text(m.inter_send_overhead_s / kUs) << "\n";
+    if (m.inter_recv_overhead_s > 0)
+        out << "inter_recv_overhead_us = " << num_text(m.inter_recv_overhead_s / kUs) << "\n";
     out << "fat_tree_radix = " << m.fat_tree_radix << "\n";
     if (!m.taper.empty()) {
         out << "fat_tree_taper =";

@@ -19,18 +19,28 @@
 //     rendezvous_handshakes = h > 0 it starts at max(send + h a, receive) + h a (a: the pair's
 //     latency): the sender's request has to arrive and the receiver's answer to come back.
 //   * shared cores (an emulated cluster on one machine, tools/emucluster): with shared_cores
-//     = C > 0, every node's ranks share the same C cores, so with P > C ranks in all, every
-//     intra-node and local cost, and the inter-node latency (a TCP message's system calls and
-//     wake-ups are CPU work), is scaled by P / C. With inter_cpu_per_byte > 0 as well, the
-//     machine moves only so many bytes per second through TCP whatever the links: every
-//     inter-node transfer costs max(b_inter, inter_cpu_per_byte) per byte and holds the machine's
-//     one TCP "lane" while it moves, so transfers between any nodes, in either direction, take
-//     turns (TCP over unlimited veths is CPU-bound: a ping-pong stream already keeps both cores
+//     = C > 0, every node's ranks share the same C cores. CPU work (local copies and reductions,
+//     the copy of an intra-node transfer, the per-message overheads below) runs at a core's
+//     speed on whichever of the C cores is free first, so it queues only when more ranks work at
+//     once than there are cores. With P > C ranks in all, the latencies (waiting for a peer that
+//     must be scheduled, and the inter-node latency less its overheads) are scaled by P / C.
+//     With inter_cpu_per_byte > 0 as well, the machine moves only so many bytes per second
+//     through TCP whatever the links: every inter-node transfer costs max(b_inter,
+//     inter_cpu_per_byte) per byte and holds the machine's one TCP "lane" while it moves, so
+//     transfers between any nodes, in either direction, take turns (TCP over unlimited veths is
+//     CPU-bound: a ping-pong stream already keeps both cores
 //     of this machine busy). Meant for links faster than the CPU; with a slow link, leave it 0.
 //   * oversubscribed wake-up: when ranks outnumber cores (either rule above), a rank whose
 //     wait_all() had to block (an operation was still pending) resumes oversubscribed_wakeup
 //     after its last operation completed: it yielded its core (mpi_yield_when_idle) and must be
 //     scheduled again. Not scaled: it is the scheduler's, not the rank's, work.
+//   * per-message CPU overhead between nodes (LogP's o): of the inter-node latency a, the sender
+//     spends o_s of its own time posting each inter-node message (a TCP send's system call: the
+//     rank can post nothing else meanwhile) and the receiver o_r handling each one that arrives
+//     (one at a time); the message flies a - o_s - o_r. A ping-pong still takes a per message, but
+//     a rank that sends or receives k messages at once pays k o instead of overlapping them. Both
+//     are CPU work: with shared cores they queue for the machine's cores (above), otherwise each
+//     rank has its own core.
 // The model file format is documented in tools/sim/README.md; format_model() writes it.
 #pragma once
 
@@ -62,6 +72,8 @@ struct Model {
     double inter_cpu_per_byte_s = 0; // shared cores: the machine's TCP capacity, s per byte (0: none)
     int rendezvous_handshakes = 0;      // rendezvous: request + answer cost this many latencies each
     double oversubscribed_wakeup_s = 0; // ranks outnumber cores: a rank whose wait had to block resumes this late
+    double inter_send_overhead_s = 0;   // of inter.latency_s: the sender's CPU time per inter-node message
+    double inter_recv_overhead_s = 0;   // of inter.latency_s: the receiver's CPU time per inter-node message
     int fat_tree_radix = 0;    // 0: no fat tree (every pair of nodes one hop apart)
     std::vector<double> taper; // taper[l-1]: oversubscription of level-l switches' uplinks
     double hop_latency_s = 0;  // per switch hop above the first, each way
