@@ -475,14 +475,19 @@ std::optional<std::vector<Result>> bench_size(Collective c, const bench::Case& k
 
     // loom served every call of its forced contenders (barrier: timed_run's own barriers count
     // too). loom's own choice may hand calls on by a `fallback` rule: then every call is counted
-    // as served or declined. "fallback" must have handed every call on.
+    // as served or declined (at least once: see may_return). "fallback" must have handed every
+    // call on.
     for (std::size_t i = 0; i < here.size(); ++i) {
         if (!here[i]->loom) continue;
         const auto calls = (unsigned long long)runs[i].calls;
         const auto counted = here[i]->algorithm    ? runs[i].served
                              : here[i]->hands_on() ? runs[i].declined
                                                    : runs[i].served + runs[i].declined;
-        bool served = (c == Collective::barrier ? counted >= calls : counted == calls) &&
+        // A call loom's own choice hands on may come back to loom: han runs its phases on
+        // sub-communicators of its own (Open MPI 5 across nodes), where loom serves them, and
+        // loom's counters are the process's: those calls count too.
+        const bool may_return = here[i]->algorithm == nullptr && !here[i]->hands_on() && runs[i].declined > 0;
+        bool served = (c == Collective::barrier || may_return ? counted >= calls : counted == calls) &&
                       (here[i]->algorithm == nullptr || runs[i].declined == 0) &&
                       (!here[i]->hands_on() || runs[i].served == 0);
         // A persistent request loom hands on is counted once, at its init: its starts are the
