@@ -196,45 +196,22 @@ void hierarchical_reduce(Transport& net, MemoryOps& mem, const ReduceArgs& args)
 void hierarchical_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
     const topo::Layout& layout = layout_of(net);
-    const int r = net.rank();
-    const int N = layout.nodes();
-    const BlockOffsets blocks(args.bytes);
-    auto* out = static_cast<std::byte*>(args.recvbuf);
-    const std::byte* own = args.in_place() ? out + blocks.begin(r) : static_cast<const std::byte*>(args.sendbuf);
-
     // The result in node order: node 0's blocks (in rank order), node 1's, ... Where that is
     // rank order (each node's ranks consecutive, nodes ascending) it is the result buffer.
-    const NodeOrder order(layout, args.bytes);
-    const std::vector<std::size_t>& node_bytes = order.part;
-    const bool rank_order = order.rank_order;
-    const BlockOffsets node_parts(node_bytes);
-    if (node_parts.total() == 0) return;
-    Scratch gathered(nullptr, nullptr);
-    std::byte* all = out;
-    if (!rank_order) all = (gathered = mem.scratch(node_parts.total())).get();
-
-    const int my_node = layout.node_of(r);
-    const std::span<const int> members = layout.node_ranks(my_node);
-    GroupTransport node(net, members, net.node_shared_state());
-    std::byte* my_part = all + node_parts.begin(my_node);
+    const NodeOrderedResult result(layout, mem, args, net.rank());
+    if (result.empty()) return;
+    GroupTransport node(net, layout.node_ranks(layout.node_of(net.rank())), net.node_shared_state());
     // 1. The node's blocks, gathered into the node's part on every rank of the node.
-    const bool own_in_place = rank_order && args.in_place();
-    if (node.size() > 1) {
-        std::vector<std::size_t> member_bytes;
-        for (int q : members) member_bytes.push_back(blocks.length(q));
-        node_allgather(node, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
-    } else if (!own_in_place) {
-        mem.copy(my_part, own, blocks.length(r));
-    }
+    result.gather_node_part(node, mem);
     // 2. Leaders exchange whole node parts.
-    if (node.rank() == 0 && N > 1) {
+    if (node.rank() == 0 && layout.nodes() > 1) {
         GroupTransport leaders(net, layout.leaders());
-        run_leaders<AllgatherFn>(args.leaders, leaders, mem, AllgatherArgs{nullptr, all, node_bytes});
+        run_leaders<AllgatherFn>(args.leaders, leaders, mem, AllgatherArgs{nullptr, result.all, result.order.part});
     }
     // 3. Leaders hand everything to their node.
-    if (node.size() > 1) node_bcast(node, mem, BcastArgs{all, node_parts.total(), 0});
+    if (node.size() > 1) node_bcast(node, mem, BcastArgs{result.all, result.parts.total(), 0});
     // 4. Node order to rank order, where they differ.
-    if (!rank_order) node_order_to_rank_order(mem, layout, blocks, all, out);
+    result.to_rank_order(mem);
 }
 
 } // namespace loom

@@ -69,6 +69,33 @@ void node_order_to_rank_order(MemoryOps& mem, const topo::Layout& layout, const 
         }
 }
 
+NodeOrderedResult::NodeOrderedResult(const topo::Layout& layout_, MemoryOps& mem, const AllgatherArgs& args, int rank_)
+    : layout(layout_), rank(rank_), blocks(args.bytes), order(layout_, args.bytes), parts(order.part),
+      out(static_cast<std::byte*>(args.recvbuf)),
+      own(args.in_place() ? out + blocks.begin(rank_) : static_cast<const std::byte*>(args.sendbuf)),
+      own_in_place(order.rank_order && args.in_place()), all(out)
+{
+    if (!order.rank_order && !empty()) all = (gathered = mem.scratch(parts.total())).get();
+}
+
+void NodeOrderedResult::gather_node_part(Transport& node, MemoryOps& mem) const
+{
+    const int my_node = layout.node_of(rank);
+    std::byte* my_part = all + parts.begin(my_node);
+    if (node.size() > 1) {
+        std::vector<std::size_t> member_bytes;
+        for (int q : layout.node_ranks(my_node)) member_bytes.push_back(blocks.length(q));
+        node_allgather(node, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
+    } else if (!own_in_place) {
+        mem.copy(my_part, own, blocks.length(rank));
+    }
+}
+
+void NodeOrderedResult::to_rank_order(MemoryOps& mem) const
+{
+    if (!order.rank_order) node_order_to_rank_order(mem, layout, blocks, all, out);
+}
+
 bool node_uses_shm(Transport& node, std::size_t elem_size)
 {
     if (node.size() == 1) return true; // no intra-node phase at all

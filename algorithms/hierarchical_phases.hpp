@@ -51,6 +51,29 @@ struct NodeOrder {
 void node_order_to_rank_order(MemoryOps& mem, const topo::Layout& layout, const BlockOffsets& blocks,
                               const std::byte* all, std::byte* out);
 
+// An allgather's result as both hierarchical allgathers build it: in node order (node 0's
+// blocks in rank order, node 1's, ...), in the result buffer where that is rank order, else in
+// scratch (`all`), copied into rank order by to_rank_order() at the end.
+struct NodeOrderedResult {
+    NodeOrderedResult(const topo::Layout& layout, MemoryOps& mem, const AllgatherArgs& args, int rank);
+    bool empty() const { return parts.total() == 0; }
+    // Step 1 of both: the node's blocks, gathered into the node's part on every rank of `node`
+    // (the node's ranks), or this rank's block copied there where it is alone.
+    void gather_node_part(Transport& node, MemoryOps& mem) const;
+    void to_rank_order(MemoryOps& mem) const;
+
+    const topo::Layout& layout;
+    const int rank;
+    const BlockOffsets blocks; // rank order
+    const NodeOrder order;     // order.part: node j's part; order.rank_order
+    const BlockOffsets parts;  // node order
+    std::byte* const out;
+    const std::byte* const own;
+    const bool own_in_place; // this rank's block is already at its place in `all`
+    Scratch gathered = no_scratch();
+    std::byte* all;
+};
+
 // Whether node_reduce (elem_size > 0) or node_bcast/node_allgather (elem_size 0) on `node`
 // run on shared memory, sending no messages. May set the node's segment up (messages): call
 // it where nothing else is posted.

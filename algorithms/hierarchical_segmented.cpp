@@ -163,34 +163,19 @@ void hierarchical_seg_bcast(Transport& net, MemoryOps& mem, const BcastArgs& arg
 void hierarchical_seg_allgather(Transport& net, MemoryOps& mem, const AllgatherArgs& args)
 {
     const topo::Layout& layout = layout_of(net);
-    const int r = net.rank(), N = layout.nodes();
-    const BlockOffsets blocks(args.bytes);
-    auto* out = static_cast<std::byte*>(args.recvbuf);
-    const std::byte* own = args.in_place() ? out + blocks.begin(r) : static_cast<const std::byte*>(args.sendbuf);
-
+    const int N = layout.nodes(), my_node = layout.node_of(net.rank());
     // The result in node order, as in hierarchical_allgather: in place where that is rank order.
-    const NodeOrder order(layout, args.bytes);
-    const std::vector<std::size_t>& node_bytes = order.part;
-    const bool rank_order = order.rank_order;
-    const BlockOffsets parts(node_bytes);
-    if (parts.total() == 0) return;
-    Scratch gathered = no_scratch();
-    std::byte* all = out;
-    if (!rank_order) all = (gathered = mem.scratch(parts.total())).get();
+    const NodeOrderedResult result(layout, mem, args, net.rank());
+    if (result.empty()) return;
+    const std::vector<std::size_t>& node_bytes = result.order.part;
+    std::byte* const all = result.all;
+    const BlockOffsets& parts = result.parts;
 
-    const int my_node = layout.node_of(r);
     Node node(net, layout, 0);
     const bool leader = node.group.rank() == 0, alone = node.group.size() == 1;
     // 1. The node's blocks, gathered into the node's part on every rank of the node.
+    result.gather_node_part(node.pump, mem);
     std::byte* my_part = all + parts.begin(my_node);
-    const bool own_in_place = rank_order && args.in_place();
-    if (!alone) {
-        std::vector<std::size_t> member_bytes;
-        for (int q : layout.node_ranks(my_node)) member_bytes.push_back(blocks.length(q));
-        node_allgather(node.pump, mem, AllgatherArgs{own_in_place ? nullptr : own, my_part, member_bytes});
-    } else if (!own_in_place) {
-        mem.copy(my_part, own, blocks.length(r));
-    }
 
     if (N > 1) {
         // Piece k of node j's part: its bytes [k s, (k+1) s). Two staging buffers and piece
@@ -230,7 +215,7 @@ void hierarchical_seg_allgather(Transport& net, MemoryOps& mem, const AllgatherA
         }
     }
     // Node order to rank order, where they differ.
-    if (!rank_order) node_order_to_rank_order(mem, layout, blocks, all, out);
+    result.to_rank_order(mem);
 }
 
 namespace {
