@@ -372,6 +372,28 @@ TEST_CASE("sim: an emulated cluster: shared cores, TCP's CPU cost, its own eager
         m.inter_eager_limit = 1 << 20; // between nodes eager again
         CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
     }
+    SECTION("one connection's two directions: a rendezvous exchange between two ranks is slower")
+    {
+        // 2 ranks on 2 nodes exchange one block of 4 KiB; 4 ranks in a ring send to one peer and
+        // receive from another.
+        const std::size_t two = 2 << 12;
+        m.eager_limit = 1024;
+        m.inter_exchange_per_byte_s = 3 * b;
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * (3 * b));
+        CHECK(run(m, Collective::allgather, "ring", P, S, 1).seconds == 3 * (a + block * b));
+        m.eager_limit = std::size_t(-1); // eager messages are not affected
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
+        m.eager_limit = 1024; // nor two ranks of one node
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 2).seconds == a + 4096 * b);
+        m.inter_exchange_after = 1024; // the first KiB at the link's rate, the rest slower
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 1024 * b + 3072 * (3 * b));
+        m.inter_exchange_after = 4096; // the whole message
+        CHECK(run(m, Collective::allgather, "ring", 2, two, 1).seconds == a + 4096 * b);
+        m.inter_exchange_after = 1024;
+        const Model back = parse_model(format_model(m), "exchange.model");
+        CHECK(back.inter_exchange_per_byte_s == Catch::Approx(3 * b).epsilon(1e-15));
+        CHECK(back.inter_exchange_after == 1024);
+    }
     SECTION("shared cores: copies, reductions and shared-memory transfers queue for the machine's cores")
     {
         Model one = m;

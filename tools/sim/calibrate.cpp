@@ -21,6 +21,16 @@
 //     (65536 if it cannot be read).
 //   * cores_per_node: online processors (sysconf); ranks_per_node: N.
 //   * inter_* = intra_*: one node has no network to measure (the description says so).
+//     When ranks 0 and 1 run on different nodes the ping-pong measured the network instead
+//     (bandwidth over 1-4 MiB, the TCP BTL's eager limit), and:
+//   * inter_exchange_bandwidth_GBps: ranks 0 and 1 send each other the same size at once
+//     (MPI_Irecv + MPI_Isend + MPI_Waitall) from 64 KiB to 4 MiB; written only across nodes
+//     and only when the least-squares slope over 1-4 MiB is over 10% above the ping-pong's (the
+//     two directions of one connection hinder each other: ob1's TCP BTL behind a rate limit).
+//   * inter_exchange_after_bytes, with the key above: F = (a - a_x) / (b_x - b), a the latency
+//     fit's intercept, b the bandwidth fit's slope, a_x + m b_x the exchange line: the model's
+//     a + F b + (m - F) b_x for an exchange's direction is then that line (the first F bytes move
+//     at the one-way rate; below F an exchange costs what a one-way message does).
 // The file gets comment lines recording the date, the command and every raw measurement;
 // rank 0 writes it and reads it back with load_model() to check the round trip.
 //

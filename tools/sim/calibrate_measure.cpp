@@ -110,6 +110,40 @@ std::vector<PingPoint> measure_stream(int rank, int repeats, const std::vector<P
     return points;
 }
 
+// Ranks 0 and 1 only: seconds per exchange when both send `bytes` to each other at once
+// (MPI_Irecv + MPI_Isend + MPI_Waitall), `iters` times. Over ob1's TCP BTL the two directions of
+// one connection share it: each gets less than a one-way message (loom-sim's
+// inter_exchange_bandwidth_GBps); over UCX, shared memory or a real NIC they need not.
+double exchange_once(int rank, std::size_t bytes, int iters, std::vector<char>& out, std::vector<char>& in)
+{
+    const int peer = 1 - rank, n = int(bytes);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) {
+        MPI_Request req[2];
+        MPI_Irecv(in.data(), n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(out.data(), n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    }
+    return (MPI_Wtime() - t0) / iters;
+}
+
+// The exchange at the ping-pong's sizes from 64 KiB (interleaved repeats, as the ping-pong).
+std::vector<PingPoint> measure_exchange(int rank, int repeats, const std::vector<PingPoint>& pingpong)
+{
+    std::vector<char> out(4u << 20, 1), in(4u << 20, 0);
+    std::vector<std::size_t> sizes;
+    for (const auto& p : pingpong)
+        if (p.bytes >= (64u << 10)) sizes.push_back(p.bytes);
+    for (std::size_t bytes : sizes) exchange_once(rank, bytes, 2, out, in);
+    std::vector<std::vector<double>> runs(sizes.size());
+    for (int r = 0; r < repeats; ++r)
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            runs[i].push_back(exchange_once(rank, sizes[i], std::max(2, pingpong_iterations(sizes[i]) / 4), out, in));
+    std::vector<PingPoint> points;
+    for (std::size_t i = 0; i < sizes.size(); ++i) points.push_back({sizes[i], median(runs[i])});
+    return points;
+}
+
 struct Line {
     double a = 0, b = 0; // t = a + m b
 };
@@ -187,8 +221,8 @@ double time_memcpy(int repeats)
 }
 
 struct Measurements {
-    std::vector<PingPoint> pingpong, stream;
-    Line latency_fit, bandwidth_fit, all_fit, stream_fit;
+    std::vector<PingPoint> pingpong, stream, exchange;
+    Line latency_fit, bandwidth_fit, all_fit, stream_fit, exchange_fit;
     double reduce_s = 0, copy_s = 0;
     std::size_t eager_limit = 65536;
     bool eager_from_mpi_t = false;
@@ -217,6 +251,19 @@ loom::sim::Model build_model(const Measurements& m, const std::string& name)
     model.reduce_per_byte_s = m.reduce_s / double(kLocalBytes);
     model.copy_per_byte_s = m.copy_s / double(kLocalBytes);
     model.eager_limit = m.eager_limit;
+    // Across nodes, an exchange whose directions each move more than 10% slower than a one-way
+    // message (over the same 1-4 MiB) gives inter_exchange_bandwidth_GBps; otherwise the key is
+    // left out (the directions do not hinder each other).
+    // The model charges a one-way message a + m b (latency fit's intercept, bandwidth fit's
+    // slope) and an exchange's direction a + F b + (m - F) b_x; F = (a - a_x) / (b_x - b) makes
+    // that the exchange line a_x + m b_x over 1-4 MiB (a_x < 0: the first few hundred KiB of an
+    // exchange move at the one-way rate). Not the bandwidth fit's intercept: behind tbf it is
+    // negative too (the bucket's burst), which would put F near 0.
+    if (m.across_nodes && m.exchange_fit.b > 1.1 * m.bandwidth_fit.b) {
+        model.inter_exchange_per_byte_s = m.exchange_fit.b;
+        const double cross = (std::max(0.0, m.latency_fit.a) - m.exchange_fit.a) / (m.exchange_fit.b - m.bandwidth_fit.b);
+        model.inter_exchange_after = std::size_t(std::max(0.0, cross));
+    }
     return model;
 }
 
@@ -263,6 +310,16 @@ std::string comment_block(const Measurements& m, const Options& o, int repeats)
         out << buf;
     }
     out << describe_line("stream fit over 64 KiB..1 MiB (not used)", m.stream_fit);
+    out << "# exchange (ranks 0 and 1 send to each other at once, MPI_Irecv + MPI_Isend + MPI_Waitall): bytes ->"
+           " median time per exchange\n";
+    for (const auto& p : m.exchange) {
+        std::snprintf(buf, sizeof buf, "#   %8zu B  %10.3f us\n", p.bytes, p.half_rtt_s / kUs);
+        out << buf;
+    }
+    out << describe_line(m.across_nodes ? "exchange fit over 1 MiB..4 MiB (gives inter_exchange_bandwidth_GBps when"
+                                          " more than 10% slower than the bandwidth fit)"
+                                        : "exchange fit over 64 KiB..1 MiB (not used inside a node)",
+                         m.exchange_fit);
     std::snprintf(buf, sizeof buf, "# loom sum kernel, 1 MiB of doubles: %.3f us per call (median of %d)\n",
                   m.reduce_s / kUs, repeats);
     out << buf;
@@ -286,7 +343,9 @@ void check_round_trip(const loom::sim::Model& m, const std::string& path)
                     r.cores_per_node == m.cores_per_node && same(r.intra.latency_s, m.intra.latency_s) &&
                     same(r.intra.per_byte_s, m.intra.per_byte_s) && same(r.inter.latency_s, m.inter.latency_s) &&
                     same(r.inter.per_byte_s, m.inter.per_byte_s) && same(r.reduce_per_byte_s, m.reduce_per_byte_s) &&
-                    same(r.copy_per_byte_s, m.copy_per_byte_s) && r.eager_limit == m.eager_limit;
+                    same(r.copy_per_byte_s, m.copy_per_byte_s) && r.eager_limit == m.eager_limit &&
+                    same(r.inter_exchange_per_byte_s, m.inter_exchange_per_byte_s) &&
+                    r.inter_exchange_after == m.inter_exchange_after;
     if (!ok) throw std::runtime_error(path + ": the model read back differs from the one written");
 }
 
@@ -301,6 +360,7 @@ int run_measure(const Options& o, int rank, int size)
     if (rank <= 1) {
         m.pingpong = measure_pingpong(rank, repeats);
         m.stream = measure_stream(rank, repeats, m.pingpong);
+        m.exchange = measure_exchange(rank, repeats, m.pingpong);
     }
     sleeping_barrier();
     if (rank == 0) {
@@ -331,6 +391,8 @@ int run_measure(const Options& o, int rank, int size)
                                      : fit(m.pingpong, kBandwidthLo, kBandwidthHi);
     m.all_fit = fit(m.pingpong, 0, 4u << 20);
     m.stream_fit = fit(m.stream, kBandwidthLo, kBandwidthHi);
+    m.exchange_fit = m.across_nodes ? fit(m.exchange, kNetBandwidthLo, kNetBandwidthHi)
+                                    : fit(m.exchange, kBandwidthLo, kBandwidthHi);
     if (m.bandwidth_fit.b <= 0) throw std::runtime_error("the large-message ping-pong times do not grow with size");
     const loom::sim::Model model = build_model(m, o.name);
     const std::string text = comment_block(m, o, repeats) + loom::sim::format_model(model);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <map>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
@@ -422,6 +423,7 @@ private:
     }
 
     bool same_node(int a, int b) const { return a / ppn_ == b / ppn_; }
+    std::uint64_t pair_key(int src, int dst) const { return std::uint64_t(src) * std::uint64_t(s_.ranks) + std::uint64_t(dst); }
     bool eager(const Message& m) const
     {
         return m.bytes <= (same_node(m.src, m.dst) ? model_.eager_limit : inter_eager_);
@@ -522,7 +524,20 @@ private:
             }
         }
         for (int i = 0; i < n_holds; ++i) start = std::max(start, *holds[i]);
-        const double sent = start + double(m.bytes) * per_byte;
+        // One connection's two directions (model.hpp): a rendezvous message between nodes that
+        // starts while the same two ranks' rendezvous message moves the other way is slower.
+        double duration = double(m.bytes) * per_byte;
+        if (ns != nd && model_.inter_exchange_per_byte_s > 0 && !eager(m) && m.bytes > model_.inter_exchange_after) {
+            const auto back = pair_moving_.find(pair_key(m.dst, m.src));
+            if (back != pair_moving_.end() && back->second > start)
+                duration = double(model_.inter_exchange_after) * per_byte +
+                           double(m.bytes - model_.inter_exchange_after) * std::max(per_byte, model_.inter_exchange_per_byte_s);
+        }
+        const double sent = start + duration;
+        if (ns != nd && model_.inter_exchange_per_byte_s > 0 && !eager(m)) {
+            double& moving = pair_moving_[pair_key(m.src, m.dst)];
+            moving = std::max(moving, sent);
+        }
         for (int i = 0; i < n_holds; ++i) *holds[i] = sent;
         bytes_by_level_[std::size_t(level)] += double(m.bytes);
         m.started = true;
@@ -573,6 +588,8 @@ private:
     std::vector<double> cores_; // shared cores: when each of the machine's cores is free
     std::vector<double> rank_rx_cpu_; // when each rank has handled the inter-node messages it received
     double machine_tcp_ = 0; // shared cores: when the machine's TCP capacity is free again
+    // inter_exchange_per_byte_s: until when a rendezvous message between nodes moves, per (src, dst)
+    std::unordered_map<std::uint64_t, double> pair_moving_;
     std::unique_ptr<topo::Layout> layout_;
     std::vector<RankState> ranks_;
     std::vector<double> rank_out_, rank_in_, node_out_, node_in_;

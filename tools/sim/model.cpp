@@ -74,6 +74,8 @@ const char* const kKeys[] = {"name",
                              "eager_limit_bytes",
                              "inter_eager_limit_bytes",
                              "inter_cpu_bandwidth_GBps",
+                             "inter_exchange_bandwidth_GBps",
+                             "inter_exchange_after_bytes",
                              "oversubscribed_wakeup_us",
                              "inter_send_overhead_us",
                              "inter_recv_overhead_us",
@@ -156,17 +158,21 @@ Model parse_model(std::string_view text, const std::string& source)
         else if (key == "inter_recv_overhead_us")
             m.inter_recv_overhead_s = number(value, false, at) * kUs;
         else if (key == "intra_bandwidth_GBps" || key == "inter_bandwidth_GBps" || key == "reduce_bandwidth_GBps" ||
-                 key == "copy_bandwidth_GBps" || key == "inter_cpu_bandwidth_GBps") {
+                 key == "copy_bandwidth_GBps" || key == "inter_cpu_bandwidth_GBps" ||
+                 key == "inter_exchange_bandwidth_GBps") {
             const double gbps = number(value, true, at);
             if (gbps == 0) throw ModelError(at + "a bandwidth must be > 0 ('inf' for free)");
             double& field = key == "intra_bandwidth_GBps"    ? m.intra.per_byte_s
                             : key == "inter_bandwidth_GBps"  ? m.inter.per_byte_s
                             : key == "reduce_bandwidth_GBps" ? m.reduce_per_byte_s
                             : key == "copy_bandwidth_GBps"   ? m.copy_per_byte_s
-                                                             : m.inter_cpu_per_byte_s;
+                            : key == "inter_cpu_bandwidth_GBps" ? m.inter_cpu_per_byte_s
+                                                             : m.inter_exchange_per_byte_s;
             field = per_byte(gbps);
         } else if (key == "eager_limit_bytes") {
             m.eager_limit = value == "none" ? std::size_t(-1) : std::size_t(number(value, false, at));
+        } else if (key == "inter_exchange_after_bytes") {
+            m.inter_exchange_after = std::size_t(number(value, false, at));
         } else if (key == "inter_eager_limit_bytes") {
             m.inter_eager_limit = value == "none" ? std::size_t(-1) : std::size_t(number(value, false, at));
         } else if (key == "fat_tree_radix") {
@@ -224,6 +230,9 @@ std::string format_model(const Model& m)
         << "reduce_bandwidth_GBps = " << gbps_text(m.reduce_per_byte_s) << "\n"
         << "copy_bandwidth_GBps = " << gbps_text(m.copy_per_byte_s) << "\n";
     if (m.inter_cpu_per_byte_s > 0) out << "inter_cpu_bandwidth_GBps = " << gbps_text(m.inter_cpu_per_byte_s) << "\n";
+    if (m.inter_exchange_per_byte_s > 0)
+        out << "inter_exchange_bandwidth_GBps = " << gbps_text(m.inter_exchange_per_byte_s) << "\n";
+    if (m.inter_exchange_after > 0) out << "inter_exchange_after_bytes = " << m.inter_exchange_after << "\n";
     const auto limit = [](std::size_t v) { return v == std::size_t(-1) ? std::string("none") : std::to_string(v); };
     out << "eager_limit_bytes = " << limit(m.eager_limit) << "\n";
     if (m.inter_eager_limit) out << "inter_eager_limit_bytes = " << limit(*m.inter_eager_limit) << "\n";

@@ -30,6 +30,16 @@
 //     transfers between any nodes, in either direction, take turns (TCP over unlimited veths is
 //     CPU-bound: a ping-pong stream already keeps both cores
 //     of this machine busy). Meant for links faster than the CPU; with a slow link, leave it 0.
+//   * one connection's two directions (ob1's TCP BTL): with inter_exchange_per_byte > 0, a
+//     rendezvous message between two ranks on different nodes that starts while a rendezvous
+//     message of the same two ranks moves the other way moves its first inter_exchange_after
+//     bytes at the usual rate and the rest at max(b_inter, inter_exchange_per_byte) per byte.
+//     Two ranks exchanging big messages share one TCP connection; measured on tools/emucluster
+//     behind a 1 Gbit/s limit, each direction of a 1-4 MiB exchange gets 0.08 GB/s instead of
+//     0.12 (256 KiB: 0.11; 64 KiB: no loss), while two ranks that send to and receive from
+//     different peers (a ring) get the link's rate. Only the later of the two starts pays (the
+//     earlier is already under way): the exchange as a whole ends when the slower one does,
+//     which is what the measurement sees.
 //   * oversubscribed wake-up: when ranks outnumber cores (either rule above), a rank whose
 //     wait_all() had to block (an operation was still pending) resumes oversubscribed_wakeup
 //     after its last operation completed: it yielded its core (mpi_yield_when_idle) and must be
@@ -70,6 +80,8 @@ struct Model {
     std::size_t eager_limit = std::size_t(-1);
     std::optional<std::size_t> inter_eager_limit; // between nodes; unset: eager_limit
     double inter_cpu_per_byte_s = 0; // shared cores: the machine's TCP capacity, s per byte (0: none)
+    double inter_exchange_per_byte_s = 0; // a rendezvous message against one of the same pair the other way (0: none)
+    std::size_t inter_exchange_after = 0;  // ... after its first this many bytes
     int rendezvous_handshakes = 0;      // rendezvous: request + answer cost this many latencies each
     double oversubscribed_wakeup_s = 0; // ranks outnumber cores: a rank whose wait had to block resumes this late
     double inter_send_overhead_s = 0;   // of inter.latency_s: the sender's CPU time per inter-node message
