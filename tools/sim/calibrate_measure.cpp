@@ -55,23 +55,32 @@ double pingpong_once(int rank, std::size_t bytes, int iters, std::vector<char>& 
     return (MPI_Wtime() - t0) / iters / 2;
 }
 
+// Ranks 0 and 1: the median seconds of `once(bytes, iterations)` per size. Each size is called
+// once with warm(bytes) iterations, then the repeats are interleaved (every size once, then every
+// size again, ...) with timed(bytes) iterations, so a burst of load from elsewhere on the machine
+// spoils one repeat of many sizes, which the median drops, rather than every repeat of one size.
+template <class Once, class Warm, class Timed>
+std::vector<PingPoint> interleaved_medians(const std::vector<std::size_t>& sizes, int repeats, Warm warm, Timed timed,
+                                           Once once)
+{
+    for (std::size_t bytes : sizes) once(bytes, warm(bytes));
+    std::vector<std::vector<double>> runs(sizes.size());
+    for (int r = 0; r < repeats; ++r)
+        for (std::size_t i = 0; i < sizes.size(); ++i) runs[i].push_back(once(sizes[i], timed(sizes[i])));
+    std::vector<PingPoint> points;
+    for (std::size_t i = 0; i < sizes.size(); ++i) points.push_back({sizes[i], median(runs[i])});
+    return points;
+}
+
 // Ranks 0 and 1: the ping-pong curve (rank 0's timings; rank 1's vector is the same length).
-// Repeats are interleaved (every size once, then every size again, ...), so a burst of
-// load from elsewhere on the machine spoils one repeat of many sizes, which the median drops,
-// rather than every repeat of one size.
 std::vector<PingPoint> measure_pingpong(int rank, int repeats)
 {
     std::vector<std::size_t> sizes{0};
     for (std::size_t s = 1; s <= (4u << 20); s *= 2) sizes.push_back(s);
     std::vector<char> buf(4u << 20, 1);
-    for (std::size_t bytes : sizes) pingpong_once(rank, bytes, std::max(2, pingpong_iterations(bytes) / 10), buf);
-    std::vector<std::vector<double>> runs(sizes.size());
-    for (int r = 0; r < repeats; ++r)
-        for (std::size_t i = 0; i < sizes.size(); ++i)
-            runs[i].push_back(pingpong_once(rank, sizes[i], pingpong_iterations(sizes[i]), buf));
-    std::vector<PingPoint> points;
-    for (std::size_t i = 0; i < sizes.size(); ++i) points.push_back({sizes[i], median(runs[i])});
-    return points;
+    return interleaved_medians(
+        sizes, repeats, [](std::size_t b) { return std::max(2, pingpong_iterations(b) / 10); }, pingpong_iterations,
+        [&](std::size_t b, int iters) { return pingpong_once(rank, b, iters, buf); });
 }
 
 // Ranks 0 and 1 only: seconds per message when rank 0 sends `iters` messages of `bytes` back
@@ -134,14 +143,10 @@ std::vector<PingPoint> measure_exchange(int rank, int repeats, const std::vector
     std::vector<std::size_t> sizes;
     for (const auto& p : pingpong)
         if (p.bytes >= (64u << 10)) sizes.push_back(p.bytes);
-    for (std::size_t bytes : sizes) exchange_once(rank, bytes, 2, out, in);
-    std::vector<std::vector<double>> runs(sizes.size());
-    for (int r = 0; r < repeats; ++r)
-        for (std::size_t i = 0; i < sizes.size(); ++i)
-            runs[i].push_back(exchange_once(rank, sizes[i], std::max(2, pingpong_iterations(sizes[i]) / 4), out, in));
-    std::vector<PingPoint> points;
-    for (std::size_t i = 0; i < sizes.size(); ++i) points.push_back({sizes[i], median(runs[i])});
-    return points;
+    return interleaved_medians(
+        sizes, repeats, [](std::size_t) { return 2; },
+        [](std::size_t b) { return std::max(2, pingpong_iterations(b) / 4); },
+        [&](std::size_t b, int iters) { return exchange_once(rank, b, iters, out, in); });
 }
 
 struct Line {

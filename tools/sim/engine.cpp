@@ -526,15 +526,16 @@ private:
         for (int i = 0; i < n_holds; ++i) start = std::max(start, *holds[i]);
         // One connection's two directions (model.hpp): a rendezvous message between nodes that
         // starts while the same two ranks' rendezvous message moves the other way is slower.
+        const bool two_way = ns != nd && model_.inter_exchange_per_byte_s > 0 && !eager(m);
         double duration = double(m.bytes) * per_byte;
-        if (ns != nd && model_.inter_exchange_per_byte_s > 0 && !eager(m) && m.bytes > model_.inter_exchange_after) {
+        if (two_way && m.bytes > model_.inter_exchange_after) {
             const auto back = pair_moving_.find(pair_key(m.dst, m.src));
             if (back != pair_moving_.end() && back->second > start)
                 duration = double(model_.inter_exchange_after) * per_byte +
                            double(m.bytes - model_.inter_exchange_after) * std::max(per_byte, model_.inter_exchange_per_byte_s);
         }
         const double sent = start + duration;
-        if (ns != nd && model_.inter_exchange_per_byte_s > 0 && !eager(m)) {
+        if (two_way) {
             double& moving = pair_moving_[pair_key(m.src, m.dst)];
             moving = std::max(moving, sent);
         }
