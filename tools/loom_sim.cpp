@@ -33,6 +33,10 @@ using loom::tools::parse_size;
 
 namespace {
 
+// coll_loom_segment_size's default (coll_component/coll_loom_params.c): what a call runs with
+// when no rule sets segment=.
+constexpr std::size_t kPluginSegmentBytes = std::size_t(256) << 10;
+
 const char* const kUsage = "usage: loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]\n"
                            "                (--bytes B[,B...] | --sweep LO:HI)\n"
                            "                [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]\n"
@@ -45,6 +49,7 @@ struct Options {
     int ranks = 0, ppn = 0, root = 0, jobs = 0;
     std::vector<std::size_t> sizes;
     std::size_t segment = 0, buffer = 0, elem = 1;
+    bool segment_given = false; // --segment; else the plugin's default (below)
     bool quiet = false;
     std::string command_line;
 };
@@ -97,7 +102,7 @@ Options parse(int argc, char** argv)
         else if (a == "--model")
             o.model_path = value();
         else if (a == "--segment")
-            o.segment = parse_size(value());
+            o.segment = parse_size(value()), o.segment_given = true;
         else if (a == "--buffer")
             o.buffer = parse_size(value());
         else if (a == "--csv")
@@ -224,7 +229,10 @@ int main(int argc, char** argv)
     spec.shape = Scenario{.ranks = o.ranks,
                           .ranks_per_node = o.ppn,
                           .elem_size = o.elem,
-                          .segment_bytes = o.segment,
+                          // Without --segment the algorithms run as the plugin runs them: with
+                          // coll_loom_segment_size's default (256 KiB), which binomial's bcast
+                          // also takes (its own default, 0, is unsegmented).
+                          .segment_bytes = o.segment_given ? o.segment : kPluginSegmentBytes,
                           .buffer_bytes = o.buffer,
                           .root = o.root};
     spec.jobs = o.jobs;
