@@ -9,10 +9,10 @@ import sys
 NAME = re.compile(r"-(ob1|ucx)-([A-Za-z0-9]+)-h(\d+)x(\d+)\.csv$")
 
 
-def measured(paths, prog):
-    """{(collective, hosts, ppn, pml, rate, bytes): {contender: median us over the rounds}}; the
-    point's pml, link rate, hosts and ranks per host come from the file's name (prog: the tool
-    named in error messages)."""
+def by_round(paths, prog):
+    """{(collective, hosts, ppn, pml, rate, bytes): {contender: {round: us}}}; the point's pml,
+    link rate, hosts and ranks per host come from the file's name (prog: the tool named in error
+    messages)."""
     runs = {}
     for path in paths:
         m = NAME.search(os.path.basename(path))
@@ -24,5 +24,32 @@ def measured(paths, prog):
                 if int(row["np"]) != hosts * ppn:
                     sys.exit(f"{prog}: {path}: np {row['np']} is not {hosts} x {ppn}")
                 key = (row["collective"], hosts, ppn, pml, rate, int(row["bytes"]))
-                runs.setdefault(key, {}).setdefault(row["contender"], []).append(float(row["time_us"]))
-    return {k: {c: statistics.median(v) for c, v in d.items()} for k, d in runs.items()}
+                rounds = runs.setdefault(key, {}).setdefault(row["contender"], {})
+                rounds[int(row.get("round") or len(rounds) + 1)] = float(row["time_us"])
+    return runs
+
+
+def measured(paths, prog):
+    """{(collective, hosts, ppn, pml, rate, bytes): {contender: median us over the rounds}}, as
+    by_round reads them."""
+    return {k: {c: statistics.median(v.values()) for c, v in d.items()} for k, d in by_round(paths, prog).items()}
+
+
+def repeatability(runs, tolerance, left_out=()):
+    """How well one round of the measurement predicts the others, by check-emucluster's test: for
+    every point with two or more algorithms measured in 3 or more rounds, and every round r, is
+    round r's fastest algorithm within `tolerance` of the fastest by the mean of the other rounds?
+    Returns (agreeing, tested). The simulator is checked against the median of all rounds, which
+    is steadier than one round, so this bounds from below what a perfect predictor would score."""
+    agree = tested = 0
+    for contenders in runs.values():
+        algs = [c for c, r in contenders.items() if c not in left_out and len(r) >= 3]
+        if len(algs) < 2:
+            continue
+        rounds = sorted(set.intersection(*(set(contenders[c]) for c in algs)))
+        for r in rounds:
+            fastest = min(algs, key=lambda c: contenders[c][r])
+            others = {c: statistics.mean(contenders[c][s] for s in rounds if s != r) for c in algs}
+            tested += 1
+            agree += others[fastest] <= (1 + tolerance) * min(others.values())
+    return agree, tested
