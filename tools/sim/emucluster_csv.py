@@ -29,10 +29,15 @@ def by_round(paths, prog):
     return runs
 
 
+def medians(runs):
+    """by_round's result as {point: {contender: median us over the rounds}}."""
+    return {k: {c: statistics.median(v.values()) for c, v in d.items()} for k, d in runs.items()}
+
+
 def measured(paths, prog):
     """{(collective, hosts, ppn, pml, rate, bytes): {contender: median us over the rounds}}, as
     by_round reads them."""
-    return {k: {c: statistics.median(v.values()) for c, v in d.items()} for k, d in by_round(paths, prog).items()}
+    return medians(by_round(paths, prog))
 
 
 def repeatability(runs, tolerance, left_out=()):
