@@ -328,6 +328,9 @@ typedef struct loom_call {
 /* The k-nomial algorithms' radix (knomial.hpp): where neither a rule nor coll_loom_knomial_radix
  * sets one, and the largest a rule or the parameter may set (the smallest is 2). */
 enum { LOOM_KNOMIAL_RADIX_DEFAULT = 4, LOOM_KNOMIAL_RADIX_MAX = 16 };
+/* coll_loom_segment_size's default: the segment a call gets where no rule sets segment= (loom-sim
+ * and loom-rules assume the same). */
+enum { LOOM_SEGMENT_SIZE_DEFAULT = 256 * 1024 };
 enum { LOOM_MEMORY_HOST = 0, LOOM_MEMORY_CUDA = 1 };
 /* loom_call_t.form: MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init. */
 enum { LOOM_FORM_BLOCKING = 0, LOOM_FORM_NONBLOCKING = 1, LOOM_FORM_PERSISTENT = 2 };

@@ -143,7 +143,7 @@ int mca_coll_loom_register_params(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_loom_component.nonblocking_max);
 
-    mca_coll_loom_component.segment_size = 256 * 1024;
+    mca_coll_loom_component.segment_size = LOOM_SEGMENT_SIZE_DEFAULT;
     (void)mca_base_component_var_register(
         c, "segment_size",
         "Bytes per segment for loom's pipelined algorithms (ring_pipelined); 0 lets each "

@@ -322,7 +322,7 @@ std::string exclusion(const Rule& r, const Call& c)
 struct ExplainCall {
     CallFacts facts;
     std::string forced;
-    std::uint64_t segment_size = 262144;     // coll_loom_segment_size's default
+    std::uint64_t segment_size = LOOM_SEGMENT_SIZE_DEFAULT; // coll_loom_segment_size's default
     std::uint64_t pat_buffer_size = 1048576; // coll_loom_pat_buffer_size's default
     std::uint64_t knomial_radix = 4;         // coll_loom_knomial_radix's default
     std::uint64_t alltoallv_max_requests = 32; // coll_loom_alltoallv_max_requests's default

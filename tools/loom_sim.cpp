@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -33,10 +34,6 @@ using loom::tools::parse_size;
 
 namespace {
 
-// coll_loom_segment_size's default (coll_component/coll_loom_params.c): what a call runs with
-// when no rule sets segment=.
-constexpr std::size_t kPluginSegmentBytes = std::size_t(256) << 10;
-
 const char* const kUsage = "usage: loom-sim COLLECTIVE [--algorithm NAME|all] [--except NAME,...] --ranks P [--ppn K]\n"
                            "                (--bytes B[,B...] | --sweep LO:HI)\n"
                            "                [--model FILE] [--segment B] [--buffer B] [--root R] [--elem-size E]\n"
@@ -48,8 +45,8 @@ struct Options {
     std::vector<std::string> except; // with --algorithm all: left out
     int ranks = 0, ppn = 0, root = 0, jobs = 0;
     std::vector<std::size_t> sizes;
-    std::size_t segment = 0, buffer = 0, elem = 1;
-    bool segment_given = false; // --segment; else the plugin's default (below)
+    std::optional<std::size_t> segment; // --segment; else the plugin's default (below)
+    std::size_t buffer = 0, elem = 1;
     bool quiet = false;
     std::string command_line;
 };
@@ -102,7 +99,7 @@ Options parse(int argc, char** argv)
         else if (a == "--model")
             o.model_path = value();
         else if (a == "--segment")
-            o.segment = parse_size(value()), o.segment_given = true;
+            o.segment = parse_size(value());
         else if (a == "--buffer")
             o.buffer = parse_size(value());
         else if (a == "--csv")
@@ -232,7 +229,7 @@ int main(int argc, char** argv)
                           // Without --segment the algorithms run as the plugin runs them: with
                           // coll_loom_segment_size's default (256 KiB), which binomial's bcast
                           // also takes (its own default, 0, is unsegmented).
-                          .segment_bytes = o.segment_given ? o.segment : kPluginSegmentBytes,
+                          .segment_bytes = o.segment.value_or(LOOM_SEGMENT_SIZE_DEFAULT),
                           .buffer_bytes = o.buffer,
                           .root = o.root};
     spec.jobs = o.jobs;
@@ -320,7 +317,7 @@ int main(int argc, char** argv)
                 ": predictions, not measurements.",
             "Command: " + o.command_line};
         std::ofstream out(o.rules);
-        out << emit_rules(ws, o.ranks, comment, o.segment, o.buffer);
+        out << emit_rules(ws, o.ranks, comment, o.segment.value_or(0), o.buffer);
         if (!out) {
             std::fprintf(stderr, "loom-sim: cannot write %s\n", o.rules.c_str());
             return 1;

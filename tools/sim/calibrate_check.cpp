@@ -162,7 +162,7 @@ int run_check(const Options& o, int rank, int size)
     if (state != LOOM_ENABLED && state != LOOM_LOADED)
         throw std::runtime_error("--check times loom's algorithms, but " + std::string(loom_state_text(state)) +
                                  ": put mca_coll_loom.so on mca_base_component_path, coll_loom_priority not below 0");
-    const std::size_t segment = read_cvar("coll_loom_segment_size").value_or(256 * 1024);
+    const std::size_t segment = read_cvar("coll_loom_segment_size").value_or(LOOM_SEGMENT_SIZE_DEFAULT);
     const std::size_t pat_buffer = read_cvar("coll_loom_pat_buffer_size").value_or(1024 * 1024);
     Buffers buffers(*std::max_element(o.sizes.begin(), o.sizes.end()));
     const CheckContext x{&model, rank, size, o.repeats, segment, pat_buffer, &buffers};
