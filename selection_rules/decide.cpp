@@ -22,7 +22,8 @@ const Candidate* walk(const std::vector<Candidate>& candidates, const CallFacts&
         const Rule& rule = *cand.rule;
         if (!rule.bytes.contains(c.bytes) || (rule.memory && *rule.memory != c.memory) ||
             (rule.commutative && *rule.commutative != c.commutative) || (rule.form && *rule.form != c.form) ||
-            (rule.kept && *rule.kept != c.keep_from_open_mpi) || !topology_matches(rule, c.topology, c.degree, c.ndims)) {
+            (rule.kept && *rule.kept != c.keep_from_open_mpi) || (rule.phase && *rule.phase != c.phase) ||
+            !topology_matches(rule, c.topology, c.degree, c.ndims)) {
             if (trace) trace->push_back({&rule, "does not match"});
             continue;
         }
@@ -81,6 +82,7 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
     leaders.form = c.form;
     leaders.element_bytes = c.element_bytes;
     leaders.keep_from_open_mpi = true;
+    leaders.phase = Phase::leaders; // rules with phase=call are passed over
     leaders.segment = SegmentState::none;
     auto usable = [&](const Algorithm* a) {
         return a != nullptr && !a->needs.topology && !why_not(*a, shape_of(leaders, false));
@@ -143,6 +145,7 @@ CallFacts facts_of(const Call& call)
     f.topology = call.topology;
     f.degree = call.degree;
     f.ndims = call.ndims;
+    f.phase = call.phase;
     f.segment = call.segment ? SegmentState::ready : SegmentState::none;
     return f;
 }
@@ -163,6 +166,7 @@ Call call_of(const CallFacts& f)
     call.topology = f.topology;
     call.degree = f.degree;
     call.ndims = f.ndims;
+    call.phase = f.phase;
     call.segment = f.segment == SegmentState::ready;
     return call;
 }

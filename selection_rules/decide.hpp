@@ -60,6 +60,7 @@ struct CallFacts {
     TopologyShape topology = TopologyShape::none; // the neighbourhood collectives' (rules.hpp, Call)
     int degree = 0;                               // 0: not known alike on every rank
     int ndims = 0;                                // cartesian
+    Phase phase = Phase::call; // leaders: choosing a hierarchical call's leaders' algorithm
     bool stencil = false; // combining may serve: an agreed stencil of one block size, blocks equal (registry.hpp, combinable)
     SegmentState segment = SegmentState::ready;
     // The segment's ranks may read each other's memory (probed with the segment, and allowed

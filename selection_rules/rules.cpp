@@ -18,7 +18,8 @@ constexpr std::size_t kMaxErrors = 1000; // then the rest of a file is not check
 // runs none, takes none); match keys narrow which calls it matches.
 const std::vector<std::string_view> kOptionKeys = {"segment", "buffer", "leaders", "radix", "requests"};
 const std::vector<std::string_view> kMatchKeys = {"nodes",  "ranks_per_node", "memory", "commutative", "ompi",
-                                                  "kept",   "topology",       "degree", "ndims"};
+                                                  "kept",   "topology",       "degree", "ndims",
+                                                  "phase"};
 
 struct Token {
     std::string_view text;
@@ -253,6 +254,14 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
             rule.kept = false;
         else
             p.error(vcol, "kept must be 'yes' or 'no', found '" + std::string(value) + "'");
+    } else if (key == "phase") {
+        if (value == "call")
+            rule.phase = Phase::call;
+        else if (value == "leaders")
+            rule.phase = Phase::leaders;
+        else
+            p.error(vcol, "phase must be 'call' (a call's own algorithm) or 'leaders' (a hierarchical call's "
+                          "leaders' algorithm), found '" + std::string(value) + "'");
     } else {
         p.error(t.column, "unknown key '" + std::string(key) + "'" + did_you_mean(key, keys));
     }
@@ -287,6 +296,28 @@ void check_shape_keys(LineParser& p, const Rule& rule, const std::vector<Token>&
         p.error(t.size() > 2 ? t[2].column : 0,
                 "a byte range without 0 never matches " + std::string(to_string(rule.collective)) +
                     ": its message size is always 0 (its counts differ from rank to rank)");
+}
+
+// phase=leaders matches only the choice of a hierarchical call's leaders' algorithm: a
+// communicator of one rank per node that cannot hand the call on. A rule that can never be asked
+// that says so.
+void check_phase_key(LineParser& p, const Rule& rule, const std::vector<Token>& t)
+{
+    if (rule.phase != Phase::leaders) return;
+    int column = 0;
+    for (const Token& x : t)
+        if (x.text.substr(0, x.text.find('=')) == "phase") column = x.column;
+    bool hierarchical = false;
+    for (const Algorithm& a : all_algorithms())
+        hierarchical = hierarchical || (a.collective == rule.collective && a.reads.leaders);
+    if (!hierarchical)
+        p.error(column, "phase=leaders never matches " + std::string(to_string(rule.collective)) +
+                            ": no hierarchical algorithm of it has node leaders to choose for");
+    else if (rule.is_fallback())
+        p.error(column, "phase=leaders never matches a fallback rule: a hierarchical call's leaders' phase cannot be "
+                        "handed to the next component");
+    else if (rule.ranks_per_node && !rule.ranks_per_node->contains(1))
+        p.error(column, "phase=leaders never matches without ranks_per_node 1: the leaders are one rank per node");
 }
 
 } // namespace
@@ -419,6 +450,7 @@ ParseResult parse(std::string_view text, std::string_view file)
             parse_option(p, rule, t[i]);
         }
         check_shape_keys(p, rule, t);
+        check_phase_key(p, rule, t);
         if (!p.failed()) result.rules.push_back(std::move(rule));
     }
     if (!header_seen)
@@ -455,7 +487,7 @@ std::vector<Diagnostic> lint(const std::vector<Rule>& rules, std::string_view fi
             if (a.collective != b.collective || !a.ranks.covers(b.ranks) || !a.bytes.covers(b.bytes)) continue;
             if (!covers(a.nodes, b.nodes) || !covers(a.ranks_per_node, b.ranks_per_node) || !covers(a.ompi, b.ompi) ||
                 !covers_value(a.memory, b.memory) || !covers_value(a.commutative, b.commutative) ||
-                !covers_value(a.kept, b.kept) || !covers_value(a.form, b.form) ||
+                !covers_value(a.kept, b.kept) || !covers_value(a.form, b.form) || !covers_value(a.phase, b.phase) ||
                 !covers_value(a.topology, b.topology) || !covers(a.degree, b.degree) || !covers(a.ndims, b.ndims))
                 continue;
             // An earlier rule passes a call on when its algorithm cannot serve it; only an
@@ -521,6 +553,7 @@ bool matches(const Rule& rule, const Call& call)
     if (rule.commutative && *rule.commutative != call.commutative) return false;
     if (rule.kept && *rule.kept == call.fallback_allowed) return false;
     if (rule.form && *rule.form != call.form) return false;
+    if (rule.phase && *rule.phase != call.phase) return false;
     return topology_matches(rule, call.topology, call.degree, call.ndims);
 }
 

@@ -50,6 +50,12 @@ enum class Form { blocking, nonblocking, persistent };
 // "allreduce", "iallreduce", "allreduce_init".
 std::string form_name(Collective c, std::optional<Form> form);
 
+// Which choice a rule is asked for: a call's own algorithm, or the flat algorithm the node
+// leaders (or lanes) of a hierarchical call run between nodes, which the table chooses as for a
+// communicator of one rank per node (decide.cpp, choose_leaders). A rule with phase= matches one
+// of them only; without it, both.
+enum class Phase { call, leaders };
+
 // The algorithm name, valid for every collective, of a rule that hands its calls to Open MPI's
 // next component (normally tuned) instead of running one of loom's algorithms.
 constexpr std::string_view kFallback = "fallback";
@@ -68,6 +74,9 @@ struct Rule {
     // component gets them wrong), which pass fallback rules over; kept=no: only the others.
     std::optional<bool> kept;
     std::optional<Form> form; // from the collective's name; absent: every form
+    // phase=call: only a call's own choice; phase=leaders: only a hierarchical call's leaders'
+    // algorithm (e.g. a pick measured for one rank per node as a whole call only).
+    std::optional<Phase> phase;
     // The major version of the Open MPI the plugin runs in (4, 5): Open MPI's own choices,
     // which fallback rules hand calls to, differ between versions.
     std::optional<Range> ompi;
@@ -160,6 +169,7 @@ struct Call {
     TopologyShape topology = TopologyShape::none;
     int degree = 0; // 0: not known alike on every rank (rules with a degree key do not match)
     int ndims = 0;  // cartesian only (rules with an ndims key match only a Cartesian grid)
+    Phase phase = Phase::call; // leaders: the leaders' algorithm of a hierarchical call
 };
 
 // Why a fallback rule is passed over when the call does not allow it.

@@ -66,6 +66,7 @@ std::vector<std::string> rule_fields(const Rule& r)
     if (r.commutative) add(std::string("commutative=") + (*r.commutative ? "yes" : "no"));
     if (r.kept) add(std::string("kept=") + (*r.kept ? "yes" : "no"));
     if (r.ompi) add("ompi=" + range_text(*r.ompi, false));
+    if (r.phase) add(std::string("phase=") + (*r.phase == Phase::leaders ? "leaders" : "call"));
     if (r.topology) add("topology=" + std::string(to_string(*r.topology)));
     if (r.degree) add("degree=" + range_text(*r.degree, false));
     if (r.ndims) add("ndims=" + range_text(*r.ndims, false));

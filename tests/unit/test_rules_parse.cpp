@@ -448,7 +448,7 @@ TEST_CASE("rules: every error in a rule line, with its file, line, column and me
          "t.rules:2:20: error: unknown key 'ranks_per_nod'; did you mean 'ranks_per_node'?"},
         {"allreduce * * ring colour=red", "t.rules:2:20: error: unknown key 'colour' (valid: segment, buffer, leaders, "
                                           "radix, requests, nodes, ranks_per_node, memory, commutative, ompi, kept, "
-                                          "topology, degree, ndims)"},
+                                          "topology, degree, ndims, phase)"},
         {"allreduce * * ring segment", "t.rules:2:20: error: expected key=value after the algorithm, found 'segment'"},
         {"allreduce * * ring =4", "t.rules:2:20: error: expected key=value after the algorithm, found '=4'"},
         {"allreduce * * ring memory=gpu", "t.rules:2:27: error: memory must be 'host' or 'cuda', found 'gpu'"},

@@ -840,6 +840,61 @@ TEST_CASE("a communicator on several nodes carries the leaders' rules; hierarchi
     std::remove(path.c_str());
 }
 
+TEST_CASE("rules: phase= keeps a rule to a call's own choice or to a hierarchical call's leaders", "[rules]")
+{
+    // 4 ranks on 2 nodes, and their leaders' communicator (2 nodes of one rank). The first rule
+    // answers only whole calls of one rank per node, the second only the leaders' question, the
+    // third both: a whole 2 x 1 call gets bcube, the leaders of a 2 x 2 hierarchical call pat.
+    const TempFile f("loom-rules 1\n"
+                     "allreduce 2 * bcube nodes=2 ranks_per_node=1 phase=call\n"
+                     "allreduce 2 * pat nodes=2 ranks_per_node=1 phase=leaders\n"
+                     "allreduce 2 * ring nodes=2 ranks_per_node=1\n"
+                     "allreduce 4 * hierarchical nodes=2\n");
+    for (const Diagnostic& d : load_user_rules(f.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    auto chosen = [](int ranks, const std::vector<const char*>& hosts, const char** leaders) {
+        void* resolved = loom_rules_resolve(ranks, hosts.data());
+        REQUIRE(resolved != nullptr);
+        loom_call_t call{};
+        call.coll = LOOM_COLL_ALLREDUCE;
+        call.count = 1000;
+        REQUIRE(loom_find_kernel(LOOM_OP_SUM, LOOM_TYPE_INT32, &call.op));
+        const char* why = nullptr;
+        const char* rule = nullptr;
+        const char* name = loom_choose(&call, ranks, "", resolved, &why, &rule);
+        *leaders = call.leaders != nullptr ? static_cast<const Algorithm*>(call.leaders)->name.data() : "";
+        loom_rules_release(resolved);
+        return std::string(name != nullptr ? name : "(declined)");
+    };
+    const char* leaders = nullptr;
+    CHECK(chosen(2, {"a", "b"}, &leaders) == "bcube");
+    CHECK(chosen(4, {"a", "a", "b", "b"}, &leaders) == "hierarchical");
+    CHECK(std::string(leaders) == "pat");
+
+    // Without the phase=leaders rule the leaders pass the phase=call rule over to the next one.
+    const TempFile g("loom-rules 1\n"
+                     "allreduce 2 * bcube nodes=2 ranks_per_node=1 phase=call\n"
+                     "allreduce 2 * ring nodes=2 ranks_per_node=1\n"
+                     "allreduce 4 * hierarchical nodes=2\n");
+    for (const Diagnostic& d : load_user_rules(g.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    CHECK(chosen(4, {"a", "a", "b", "b"}, &leaders) == "hierarchical");
+    CHECK(std::string(leaders) == "ring");
+    load_user_rules("");
+
+    // The key round-trips, and rules that could never be asked the leaders' question are errors.
+    const ParseResult good = parse_body("allreduce 3 1K-64K recursive_doubling nodes=3 ranks_per_node=1 phase=call\n");
+    REQUIRE(good.rules.size() == 1);
+    CHECK(good.rules[0].phase == Phase::call);
+    CHECK(rule_fields(good.rules[0]).back().find("phase=call") != std::string::npos);
+    CHECK(only_error("allreduce * * ring phase=lead\n").find("phase must be 'call'") != std::string::npos);
+    CHECK(only_error("allreduce * * fallback phase=leaders\n").find("cannot be handed") != std::string::npos);
+    CHECK(only_error("barrier * * bruck phase=leaders\n").find("no hierarchical algorithm") != std::string::npos);
+    CHECK(only_error("allreduce * * ring ranks_per_node=2-* phase=leaders\n").find("ranks_per_node 1") !=
+          std::string::npos);
+    // phase=call and phase=leaders rules do not shadow each other.
+    const ParseResult both = parse_body("allreduce * * ring phase=call\nallreduce * * pat phase=leaders\n");
+    CHECK(lint(both.rules, "t.rules").size() == lint(parse_body("allreduce * * ring\n").rules, "t.rules").size());
+}
+
 namespace {
 // loom_choose on an allreduce of `count` 8-byte elements (commutative) on 3 ranks, with the
 // communicator's segment and single-copy state and the buffers' memory kind: the algorithm's
