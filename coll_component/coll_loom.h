@@ -310,6 +310,44 @@ int mca_coll_loom_progress(void);
 void mca_coll_loom_requests_init(void);
 void mca_coll_loom_requests_fini(void);
 
+/* Hands a blocking call of NAME on (RC = the previous component's function on ARGS, which end in
+ * a comma, or are empty) with that function and module in comm's table (c_coll) for the call, as
+ * they are there without loom. A component that steps aside writes its own previous component
+ * into the table from the top and calls that: Open MPI's han on a communicator of one rank per
+ * node (5.0: it finds no node to be hierarchical in at each call; without loom once, after which
+ * the table skips it) or that it cannot handle (4.1: it then calls the table's function, which
+ * below loom was loom's own). Below loom it cannot, and paid at every call what it pays once
+ * without loom - an allreduce: a handed-on allgather of 4 KiB on 3 nodes of one rank took 66-126
+ * us against 33 without loom on Open MPI 5.0.7 (tools/lab/RESULTS.md, "The table on Open MPI
+ * 5"). So what the component leaves in the table becomes loom's previous for NAME (loom takes over
+ * the table's reference to its module); loom's own function goes back into the table. Blocking
+ * calls only: a communicator's blocking calls are not concurrent (the MPI standard), nor do the
+ * components that step aside do so in the other forms. */
+#define LOOM_HAND_ON_ON_TOP(RC, M, COMM, NAME, ARGS)                                               \
+    do {                                                                                           \
+        __typeof__((COMM)->c_coll) const table_ = (COMM)->c_coll;                                  \
+        __typeof__(table_->coll_##NAME) const own_ = table_->coll_##NAME;                          \
+        mca_coll_base_module_t *const own_module_ = table_->coll_##NAME##_module;                  \
+        mca_coll_base_module_t *below_ = (M)->previous.NAME##_module;                              \
+        table_->coll_##NAME = (M)->previous.NAME;                                                  \
+        table_->coll_##NAME##_module = below_;                                                     \
+        OBJ_RETAIN(below_); /* the table's reference, as the framework holds one */                \
+        RC = (M)->previous.NAME(ARGS COMM, below_);                                                \
+        mca_coll_base_module_t *now_ = table_->coll_##NAME##_module;                               \
+        if (now_ == below_) {                                                                      \
+            OBJ_RELEASE(now_);                                                                     \
+        } else if (NULL != now_ && NULL != table_->coll_##NAME && &(M)->super != now_) {           \
+            mca_coll_loom_stepped_aside((M), (COMM), #NAME);                                       \
+            (M)->previous.NAME = table_->coll_##NAME;                                              \
+            (M)->previous.NAME##_module = now_;                                                    \
+            OBJ_RELEASE(below_); /* loom's reference */                                            \
+        }                                                                                          \
+        table_->coll_##NAME = own_;                                                                \
+        table_->coll_##NAME##_module = own_module_;                                                \
+    } while (0)
+/* The verbose line (coll_loom_verbose 2) of a component below that stepped aside for `name`. */
+void mca_coll_loom_stepped_aside(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, const char *name);
+
 /* Calls the previous component's function for `call` (coll_loom_hand_on.c). */
 int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,
                           mca_coll_loom_module_t *module);

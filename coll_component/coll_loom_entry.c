@@ -26,7 +26,8 @@
     } while (0)
 
 /* A repeat of the last call of COLL in form KIND that loom handed on goes straight to the
- * previous component (CALL_PREVIOUS, a call of its function in m_->previous), before the call's
+ * previous component (CALL_PREVIOUS, a statement setting rc_: LOOM_HAND_ON_ON_TOP for a blocking
+ * call, a call of its function in m_->previous for the other forms), before the call's
  * record is built: the pipeline's first test (FOUND: loom_repeat_of_args, coll_loom_repeat.c, on
  * the arguments its signature class names, LOOM_KEY_<class>) and its hand-on, inline on the
  * arguments - about 150 instructions fewer than the whole path, which a handed-on call adds to
@@ -43,7 +44,8 @@
     if (NULL != repeat_ && !repeat_->is_served && 0 == (m_->handing_on & mark_)) {               \
         loom_note_declined(KIND, COLL, comm, repeat_->why);                                      \
         m_->handing_on |= mark_;                                                                 \
-        const int rc_ = m_->previous.CALL_PREVIOUS;                                              \
+        int rc_;                                                                                 \
+        CALL_PREVIOUS;                                                                           \
         m_->handing_on &= ~mark_;                                                                \
         return rc_;                                                                              \
     }
@@ -64,7 +66,7 @@
     {                                                                                                              \
         HAND_ON_REPEAT(LOOM_BLOCKING, LOOM_COLL_##NAME,                                                            \
                        loom_repeat_of_args(m_, LOOM_BLOCKING, LOOM_COLL_##NAME, LOOM_KEY_##S),                     \
-                       name(LOOM_ARGS_##S comm, m_->previous.name##_module))                                       \
+                       LOOM_HAND_ON_ON_TOP(rc_, m_, comm, name, LOOM_ARGS_##S))                                    \
         SERVE(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S);                                                  \
     }                                                                                                              \
     static int loom_i##name(LOOM_PARAMS_##S struct ompi_communicator_t *comm, ompi_request_t **request,            \
@@ -72,7 +74,7 @@
     {                                                                                                              \
         HAND_ON_REPEAT(LOOM_NONBLOCKING, LOOM_COLL_##NAME,                                                         \
                        loom_repeat_of_args(m_, LOOM_NONBLOCKING, LOOM_COLL_##NAME, LOOM_KEY_##S),                  \
-                       i##name(LOOM_ARGS_##S comm, request, m_->previous.i##name##_module))                        \
+                       rc_ = m_->previous.i##name(LOOM_ARGS_##S comm, request, m_->previous.i##name##_module))     \
         START(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_NONBLOCKING, .request = request);    \
     }                                                                                                              \
     static int loom_##name##_init(LOOM_PARAMS_##S struct ompi_communicator_t *comm, struct ompi_info_t *info,      \
@@ -80,7 +82,8 @@
     {                                                                                                              \
         HAND_ON_REPEAT(LOOM_PERSISTENT, LOOM_COLL_##NAME,                                                          \
                        loom_repeat_of_args(m_, LOOM_PERSISTENT, LOOM_COLL_##NAME, LOOM_KEY_##S),                   \
-                       name##_init(LOOM_ARGS_##S comm, info, request, m_->previous.name##_init_module))            \
+                       rc_ = m_->previous.name##_init(LOOM_ARGS_##S comm, info, request,                          \
+                                                      m_->previous.name##_init_module))                          \
         START(repeat_, .coll = LOOM_COLL_##NAME LOOM_RECORD_##S, .kind = LOOM_PERSISTENT, .request = request,      \
               .info = info);                                                                                       \
     }
