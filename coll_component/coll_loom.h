@@ -318,8 +318,8 @@ void mca_coll_loom_requests_fini(void);
  * the table skips it) or that it cannot handle (4.1: it then calls the table's function, which
  * below loom was loom's own). Below loom it cannot, and paid at every call what it pays once
  * without loom - an allreduce: a handed-on allgather of 4 KiB on 3 nodes of one rank took 66-126
- * us against 33 without loom on Open MPI 5.0.7 (tools/lab/RESULTS.md, "The table on Open MPI
- * 5"). So what the component leaves in the table becomes loom's previous for NAME (loom takes over
+ * us against 33 without loom on Open MPI 5.0.7 (tools/lab/RESULTS.md, "The table across nodes:
+ * leaders apart, ...", 3). So what the component leaves in the table becomes loom's previous for NAME (loom takes over
  * the table's reference to its module); loom's own function goes back into the table. Blocking
  * calls only: a communicator's blocking calls are not concurrent (the MPI standard), nor do the
  * components that step aside do so in the other forms. */

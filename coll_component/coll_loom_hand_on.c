@@ -6,7 +6,8 @@
  * (coll_loom_request_progress.c) - all but the entry points' hand-on of a repeat, inline before
  * the call's record is made (HAND_ON_REPEAT, coll_loom_entry.c). It calls nothing of loom's; a
  * blocking call goes with the previous component on top of the communicator's table
- * (LOOM_HAND_ON_ON_TOP, coll_loom.h), so that a component that steps aside can. A blocking call's collective is marked as being handed on
+ * (LOOM_HAND_ON_ON_TOP, coll_loom.h), so that a component that steps aside can. A blocking
+ * call's collective is marked as being handed on
  * (mca_coll_loom_module_t.handing_on) by the blocking form around this call, in the frame that
  * form has anyway: marked here, a blocking call needed a frame here too (callgrind,
  * tools/dev/call-instructions: a handed-on bcast's whole path 4 instructions more).
