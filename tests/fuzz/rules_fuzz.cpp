@@ -57,8 +57,9 @@ void check_choice(const std::vector<const std::vector<Rule>*>& tables, const Cal
     }
     if (!matches(*r, call)) fail("choose() returned a rule that does not match", r->source);
     const Algorithm* a = find_algorithm(r->collective, r->algorithm);
-    if (!r->is_fallback() &&
-        (a == nullptr || why_not(*a, CallShape{call.ranks, call.bytes, call.commutative, call.nodes})))
+    // The call's shape as decide() sees it (ranks per node too: hierarchical_rs needs nodes of
+    // equal size, which a shape without it cannot show).
+    if (!r->is_fallback() && (a == nullptr || why_not(*a, shape_of(facts_of(call), call.segment))))
         fail("choose() returned a rule whose algorithm cannot serve the call", r->source);
     // A fallback rule ends the search: no later rule may have been considered.
     if (trace.empty() || trace.back().rule != r || !chosen(trace.back()))
