@@ -337,7 +337,7 @@ void mca_coll_loom_requests_fini(void);
         if (now_ == below_) {                                                                      \
             OBJ_RELEASE(now_);                                                                     \
         } else if (NULL != now_ && NULL != table_->coll_##NAME && &(M)->super != now_) {           \
-            mca_coll_loom_stepped_aside((M), (COMM), #NAME);                                       \
+            mca_coll_loom_stepped_aside((COMM), #NAME);                                            \
             (M)->previous.NAME = table_->coll_##NAME;                                              \
             (M)->previous.NAME##_module = now_;                                                    \
             OBJ_RELEASE(below_); /* loom's reference */                                            \
@@ -346,7 +346,7 @@ void mca_coll_loom_requests_fini(void);
         table_->coll_##NAME##_module = own_module_;                                                \
     } while (0)
 /* The verbose line (coll_loom_verbose 2) of a component below that stepped aside for `name`. */
-void mca_coll_loom_stepped_aside(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, const char *name);
+void mca_coll_loom_stepped_aside(struct ompi_communicator_t *comm, const char *name);
 
 /* Calls the previous component's function for `call` (coll_loom_hand_on.c). */
 int mca_coll_loom_hand_on(const loom_mpi_call_t *call, struct ompi_communicator_t *comm,

@@ -50,9 +50,8 @@ int mca_coll_loom_hand_on(const loom_mpi_call_t *c, struct ompi_communicator_t *
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
-void mca_coll_loom_stepped_aside(mca_coll_loom_module_t *m, struct ompi_communicator_t *comm, const char *name)
+void mca_coll_loom_stepped_aside(struct ompi_communicator_t *comm, const char *name)
 {
-    (void)m;
     opal_output_verbose(2, mca_coll_loom_component.output,
                         "coll:loom: %s on %s (rank %d of %d): the component below stepped aside; loom hands on "
                         "to the one it put in its place from now on",

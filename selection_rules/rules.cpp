@@ -267,15 +267,19 @@ void parse_option(LineParser& p, Rule& rule, const Token& t)
     }
 }
 
+// The column of the line's KEY=value word, or 0 if it has none.
+int key_column(const std::vector<Token>& t, std::string_view key)
+{
+    for (const Token& x : t)
+        if (x.text.substr(0, x.text.find('=')) == key) return x.column;
+    return 0;
+}
+
 // The topology keys name facts only the neighbourhood collectives have, and a degree only
 // where every rank knows the same one: a rule that can never match says so.
 void check_shape_keys(LineParser& p, const Rule& rule, const std::vector<Token>& t)
 {
-    auto column = [&](std::string_view key) {
-        for (const Token& x : t)
-            if (x.text.substr(0, x.text.find('=')) == key) return x.column;
-        return 0;
-    };
+    auto column = [&](std::string_view key) { return key_column(t, key); };
     if (counts(rule.collective) != Counts::per_neighbour) {
         for (std::string_view key : {"topology", "degree", "ndims"})
             if (column(key))
@@ -304,9 +308,7 @@ void check_shape_keys(LineParser& p, const Rule& rule, const std::vector<Token>&
 void check_phase_key(LineParser& p, const Rule& rule, const std::vector<Token>& t)
 {
     if (rule.phase != Phase::leaders) return;
-    int column = 0;
-    for (const Token& x : t)
-        if (x.text.substr(0, x.text.find('=')) == "phase") column = x.column;
+    const int column = key_column(t, "phase");
     bool hierarchical = false;
     for (const Algorithm& a : all_algorithms())
         hierarchical = hierarchical || (a.collective == rule.collective && a.reads.leaders);
