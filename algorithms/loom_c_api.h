@@ -414,6 +414,10 @@ enum { LOOM_RULES_USER = 0, LOOM_RULES_SITE = 1 };
  * (the other layers' and the defaults still are). *report receives every diagnostic, one per
  * line ("FILE:LINE:COLUMN: error: ..."), malloc'd (free it), or NULL if there are none. */
 int loom_rules_load(int layer, const char *path, int ompi_major, char **report);
+/* coll_loom_segment_size, the segment of a pipelined algorithm no rule gives segment= (0: its
+ * default), before any call is decided: a hierarchical_seg call's leaders run on segments of it,
+ * and loom_choose picks their algorithm for that size. */
+void loom_rules_set_segment_size(size_t bytes);
 /* The rules a layer holds (0 for none, or a file with errors). */
 size_t loom_rules_count(int layer);
 

@@ -95,6 +95,7 @@ static void load_rules(void)
 {
     static const char *const names[2] = {"coll_loom_rules", "coll_loom_site_rules"};
     const int first = loom_ompi_first_process();
+    loom_rules_set_segment_size(mca_coll_loom_component.segment_size); /* hierarchical_seg's leaders */
     for (int layer = LOOM_RULES_USER; layer <= LOOM_RULES_SITE; ++layer) {
         const char *path = layer_path(layer);
         char *report = NULL;

@@ -189,6 +189,12 @@ rules::SegmentState segment_state(int segment)
                                              : rules::SegmentState::none;
 }
 
+std::uint64_t& default_segment_size()
+{
+    static std::uint64_t bytes = 0; // 0: LOOM_SEGMENT_SIZE_DEFAULT
+    return bytes;
+}
+
 rules::TopologyShape topology_shape(int kind)
 {
     return kind == LOOM_TOPO_CARTESIAN ? rules::TopologyShape::cartesian
@@ -214,6 +220,7 @@ rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::R
                  : call.form == LOOM_FORM_PERSISTENT ? rules::Form::persistent
                                                      : rules::Form::blocking;
     facts.element_bytes = reduces(c) ? call.op.elem_size : 0;
+    facts.segment_size = default_segment_size();
     facts.keep_from_open_mpi = call.keep_from_open_mpi != 0;
     facts.segment = segment_state(call.segment);
     facts.single_copy = call.single_copy == LOOM_SINGLE_COPY_ON;
@@ -227,6 +234,8 @@ rules::CallFacts facts_of(const loom_call_t& call, int comm_size, const rules::R
 }
 
 } // namespace
+
+extern "C" void loom_rules_set_segment_size(size_t bytes) { default_segment_size() = bytes; }
 
 extern "C" const char* loom_choose(loom_call_t* call, int comm_size, const char* forced, const void* resolved,
                                    const char** why, const char** rule_source)

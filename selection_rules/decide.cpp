@@ -1,5 +1,9 @@
 #include "decide.hpp"
 
+#include "collectives.hpp"
+
+#include <algorithm>
+
 namespace loom::rules {
 
 CallShape shape_of(const CallFacts& c, bool segment)
@@ -51,11 +55,19 @@ const Candidate* walk(const std::vector<Candidate>& candidates, const CallFacts&
     return nullptr;
 }
 
-// What each leader (or lane) of a hierarchical call moves between nodes: the whole message,
-// or for hierarchical_rs one of ranks-per-node slices.
-std::uint64_t leaders_bytes(const Algorithm& algo, const CallFacts& c)
+// What each leader (or lane) of a hierarchical call moves between nodes in one run of the
+// leaders' algorithm: the whole message; for hierarchical_rs one of ranks-per-node slices; for
+// hierarchical_seg, which runs it once per segment of `segment` bytes (the rule's segment=, else
+// the call's segment_size), one segment (allreduce, bcast) or one segment of every node's part
+// (allgather, reduce_scatter: hierarchical_segmented.cpp).
+std::uint64_t leaders_bytes(const Algorithm& algo, const CallFacts& c, std::uint64_t segment)
 {
-    return algo.needs.equal_nodes && c.ranks_per_node > 0 ? c.bytes / std::uint64_t(c.ranks_per_node) : c.bytes;
+    const std::uint64_t whole =
+        algo.needs.equal_nodes && c.ranks_per_node > 0 ? c.bytes / std::uint64_t(c.ranks_per_node) : c.bytes;
+    if (!algo.reads.segment_size) return whole;
+    const std::uint64_t s = segment != 0 ? segment : c.segment_size != 0 ? c.segment_size : kDefaultSegmentBytes;
+    const bool one_per_node = c.collective != Collective::allreduce && c.collective != Collective::bcast;
+    return std::min(whole, one_per_node ? s * std::uint64_t(std::max(c.nodes, 1)) : s);
 }
 
 // The flat algorithm the node leaders of a hierarchical call run, and where it came from.
@@ -68,7 +80,8 @@ void choose_leaders(Decision& d, const CallFacts& c, const Resolved& tables)
         d.leaders_source = "default";
         return;
     }
-    const std::uint64_t bytes = leaders_bytes(algo, c);
+    const std::uint64_t bytes = leaders_bytes(algo, c, d.segment_bytes);
+    d.leaders_bytes = bytes;
     const int nodes = c.nodes;
     // The leaders' communicator: one rank per node. Its phase cannot be handed on, and an
     // algorithm that needs the topology would recurse.

@@ -56,6 +56,10 @@ struct CallFacts {
     bool commutative = true;         // the op's (true for collectives that do not reduce)
     Form form = Form::blocking;      // how it was called (rules may name a form: iallreduce)
     std::size_t element_bytes = 0;   // reductions: bytes of one element of the op
+    // The segment of a pipelined algorithm no rule gives segment= (coll_loom_segment_size; 0:
+    // its default, LOOM_SEGMENT_SIZE_DEFAULT): a hierarchical_seg call's leaders run on segments
+    // of it, so their algorithm is chosen for that size.
+    std::uint64_t segment_size = 0;
     bool keep_from_open_mpi = false; // handing on would change the answer
     TopologyShape topology = TopologyShape::none; // the neighbourhood collectives' (rules.hpp, Call)
     int degree = 0;                               // 0: not known alike on every rank
@@ -89,6 +93,7 @@ struct Decision {
     // Where the leaders' algorithm came from: "leaders=" (the rule), "rules for one rank per
     // node: FILE:LINE", or "default".
     std::string_view leaders_source;
+    std::uint64_t leaders_bytes = 0; // the bytes the leaders' algorithm was chosen for (one segment for hierarchical_seg)
     bool wants_segment = false;
     // Segment pending (5.): what serves instead if the set-up fails, with its rule's options
     // and leaders, and where it came from; algorithm nullptr otherwise.

@@ -459,6 +459,7 @@ int cmd_explain(const std::vector<std::string>& in)
     job_size("", "coll_loom_knomial_radix", e.knomial_radix);
     job_size("", "coll_loom_alltoallv_max_requests", e.alltoallv_max_requests);
     call.forced = e.forced;
+    call.segment_size = e.segment_size; // hierarchical_seg's leaders are chosen for a segment
     print_job_reads(job, stdout);
 
     const std::string coll(to_string(call.collective));
@@ -556,7 +557,10 @@ int cmd_explain(const std::vector<std::string>& in)
                     "passing over fallback rules: the call cannot be handed on after it was made)\n",
                     std::string(d.stand_in.algorithm->name).c_str(), d.stand_in.source);
     if (d.leaders != nullptr)
-        std::printf("  leaders: %s, from %s\n", std::string(d.leaders->name).c_str(),
+        std::printf("  leaders: %s%s, from %s\n", std::string(d.leaders->name).c_str(),
+                    d.leaders_bytes == 0 ? "" // one node: the leaders' phase has one rank
+                    : (" (chosen for " + std::to_string(d.leaders_bytes) + " bytes" +
+                       (d.algorithm->reads.segment_size ? ", what they move per segment)" : ")")).c_str(),
                     d.leaders_source == "leaders=" ? "the rule's leaders= option"
                     : d.leaders_source == "default"
                         ? "the algorithm's default (no rule for one rank per node serves)"

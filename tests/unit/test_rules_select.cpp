@@ -895,6 +895,62 @@ TEST_CASE("rules: phase= keeps a rule to a call's own choice or to a hierarchica
     CHECK(lint(both.rules, "t.rules").size() == lint(parse_body("allreduce * * ring\n").rules, "t.rules").size());
 }
 
+TEST_CASE("rules: a hierarchical_seg call's leaders are chosen for the bytes of one segment", "[rules]")
+{
+    // The leaders' table: ring below 512 KiB, pat from 512 KiB (2 nodes of one rank).
+    const TempFile f("loom-rules 1\n"
+                     "allreduce 2 0-524287 ring nodes=2 ranks_per_node=1\n"
+                     "allreduce 2 512K-* pat nodes=2 ranks_per_node=1\n"
+                     "allgather 2 0-524287 ring nodes=2 ranks_per_node=1\n"
+                     "allgather 2 512K-* pat nodes=2 ranks_per_node=1\n"
+                     "allreduce 4 0-1048576 hierarchical_seg nodes=2\n"
+                     "allreduce 4 * hierarchical_seg segment=1M nodes=2\n"
+                     "allgather 4 * hierarchical_seg nodes=2\n");
+    for (const Diagnostic& d : load_user_rules(f.path.string())) REQUIRE(d.severity != Diagnostic::Severity::error);
+    // Through the glue's entry: an allreduce of 1 MiB (262144 int32) on 2 nodes of 2 ranks runs
+    // the leaders on segments of coll_loom_segment_size (256 KiB by default): ring. With 1 MiB
+    // segments they move the whole message: pat.
+    auto leaders_of = [](std::size_t count) {
+        const std::vector<const char*> hosts{"a", "a", "b", "b"};
+        void* resolved = loom_rules_resolve(4, hosts.data());
+        REQUIRE(resolved != nullptr);
+        loom_call_t call{};
+        call.coll = LOOM_COLL_ALLREDUCE;
+        call.count = count;
+        REQUIRE(loom_find_kernel(LOOM_OP_SUM, LOOM_TYPE_INT32, &call.op));
+        const char* why = nullptr;
+        const char* rule = nullptr;
+        REQUIRE(loom_choose(&call, 4, "", resolved, &why, &rule) == std::string("hierarchical_seg"));
+        loom_rules_release(resolved);
+        REQUIRE(call.leaders != nullptr);
+        return std::string(static_cast<const Algorithm*>(call.leaders)->name);
+    };
+    CHECK(leaders_of(262144) == "ring");
+    loom_rules_set_segment_size(std::size_t(1) << 20);
+    CHECK(leaders_of(262144) == "pat");
+    loom_rules_set_segment_size(0);
+    // A rule's segment= wins over the parameter: 2 MiB in segments of 1 MiB.
+    CHECK(leaders_of(524288) == "pat");
+
+    // allgather: a segment of every node's part, 2 x 256 KiB of a 1 MiB allgather: pat; with
+    // 128 KiB segments 2 x 128 KiB: ring. (Unsegmented, the leaders would move all of 1 MiB.)
+    CallFacts g;
+    g.collective = Collective::allgather;
+    g.bytes = std::uint64_t(1) << 20;
+    g.ranks = 4;
+    g.nodes = 2;
+    g.ranks_per_node = 2;
+    const auto tables = resolved_for(4, 2, 2);
+    const Decision d = decide(g, *tables);
+    REQUIRE(d.algorithm != nullptr);
+    CHECK(d.algorithm->name == "hierarchical_seg");
+    REQUIRE(d.leaders != nullptr);
+    CHECK(d.leaders->name == "pat");
+    g.segment_size = 128 << 10;
+    CHECK(decide(g, *tables).leaders->name == "ring");
+    load_user_rules("");
+}
+
 namespace {
 // loom_choose on an allreduce of `count` 8-byte elements (commutative) on 3 ranks, with the
 // communicator's segment and single-copy state and the buffers' memory kind: the algorithm's

@@ -214,6 +214,7 @@ public:
             facts.nodes = nodes_;
             facts.ranks_per_node = std::min(ppn_, s_.ranks);
             facts.element_bytes = reduces(facts.collective) ? call_.call.op.elem_size : 0;
+            facts.segment_size = call_.call.segment_bytes; // the segments hierarchical_seg runs
             facts.forced = s_.algorithm->name;
             facts.forced_algorithm = s_.algorithm;
             const auto tables = rules::resolved_for(facts.ranks, facts.nodes, facts.ranks_per_node);
