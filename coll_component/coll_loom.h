@@ -319,8 +319,10 @@ void mca_coll_loom_requests_fini(void);
  * below loom was loom's own). Below loom it cannot, and paid at every call what it pays once
  * without loom - an allreduce: a handed-on allgather of 4 KiB on 3 nodes of one rank took 66-126
  * us against 33 without loom on Open MPI 5.0.7 (tools/lab/RESULTS.md, "The table across nodes:
- * leaders apart, ...", 3). So what the component leaves in the table becomes loom's previous for NAME (loom takes over
- * the table's reference to its module); loom's own function goes back into the table. Blocking
+ * leaders apart, ...", 3). So what the component leaves in the table becomes loom's previous for NAME, with a
+ * reference loom holds (on 4.1 and 5.0 the table's, which the component took for it; on 6.0,
+ * whose table holds none, a new one: LOOM_TABLE_HOLDS_MODULES); loom's own function goes back
+ * into the table. Blocking
  * calls only: a communicator's blocking calls are not concurrent (the MPI standard), nor do the
  * components that step aside do so in the other forms. */
 #define LOOM_HAND_ON_ON_TOP(RC, M, COMM, NAME, ARGS)                                               \
@@ -331,16 +333,17 @@ void mca_coll_loom_requests_fini(void);
         mca_coll_base_module_t *below_ = (M)->previous.NAME##_module;                              \
         table_->coll_##NAME = (M)->previous.NAME;                                                  \
         table_->coll_##NAME##_module = below_;                                                     \
-        OBJ_RETAIN(below_); /* the table's reference, as the framework holds one */                \
+        if (LOOM_TABLE_HOLDS_MODULES) OBJ_RETAIN(below_); /* the table's reference */              \
         RC = (M)->previous.NAME(ARGS COMM, below_);                                                \
         mca_coll_base_module_t *now_ = table_->coll_##NAME##_module;                               \
         if (now_ == below_) {                                                                      \
-            OBJ_RELEASE(now_);                                                                     \
+            if (LOOM_TABLE_HOLDS_MODULES) OBJ_RELEASE(now_);                                       \
         } else if (NULL != now_ && NULL != table_->coll_##NAME && &(M)->super != now_) {           \
             mca_coll_loom_stepped_aside((COMM), #NAME);                                            \
             (M)->previous.NAME = table_->coll_##NAME;                                              \
             (M)->previous.NAME##_module = now_;                                                    \
-            OBJ_RELEASE(below_); /* loom's reference */                                            \
+            if (!LOOM_TABLE_HOLDS_MODULES) OBJ_RETAIN(now_); /* else the table's is loom's now */  \
+            OBJ_RELEASE(below_); /* loom's reference, from enable */                               \
         }                                                                                          \
         table_->coll_##NAME = own_;                                                                \
         table_->coll_##NAME##_module = own_module_;                                                \

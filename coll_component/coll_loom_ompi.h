@@ -50,6 +50,16 @@ typedef mca_coll_base_component_3_0_0_t loom_coll_component_t;
 #error "loom's glue supports Open MPI 4.1.x, 5.0.x and 6.0.x; see coll_component/coll_loom_ompi.h"
 #endif
 
+/* Whether comm->c_coll holds a reference on each slot's module: 4.1's and 5.0's framework
+ * retains the module it installs and whoever replaces it releases the old one (5.0's han:
+ * HAN_LOAD_FALLBACK_COLLECTIVE); 6.0's MCA_COLL_INSTALL_API counts nothing, the module list
+ * does. loom's hand-on (LOOM_HAND_ON_ON_TOP) keeps the count the table keeps. */
+#if OMPI_MAJOR_VERSION >= 6
+#define LOOM_TABLE_HOLDS_MODULES 0
+#else
+#define LOOM_TABLE_HOLDS_MODULES 1
+#endif
+
 /* ---- Counts as the coll interface passes them ----
  * A count (loom_count_t), a per-rank count array (loom_count_array_t), a per-rank displacement array
  * in extents (loom_disp_array_t) and neighbor_alltoallw's displacements in bytes (loom_adisp_array_t).
