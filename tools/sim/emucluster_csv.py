@@ -1,5 +1,7 @@
 """The measurements tools/sim/measure-emucluster writes (tools/dev/emucluster-bench's CSVs, named
-PREFIX-PML-RATE-hHOSTSxSLOTS.csv), as check-emucluster and replay-table read them."""
+PREFIX-PML-RATE-hHOSTSxSLOTS.csv), as check-emucluster and replay-table read them; also
+tools/loom-bench-compare's CSVs of a real cluster named that way (RATE: any label), whose
+core_rtt rows (the machine's round trip between jobs, not a collective) are skipped."""
 import csv
 import os
 import re
@@ -21,6 +23,8 @@ def by_round(paths, prog):
         pml, rate, hosts, ppn = m.group(1), m.group(2), int(m.group(3)), int(m.group(4))
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
+                if row["collective"] == "core_rtt":
+                    continue
                 if int(row["np"]) != hosts * ppn:
                     sys.exit(f"{prog}: {path}: np {row['np']} is not {hosts} x {ppn}")
                 key = (row["collective"], hosts, ppn, pml, rate, int(row["bytes"]))
