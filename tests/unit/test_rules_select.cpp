@@ -926,9 +926,15 @@ TEST_CASE("rules: a hierarchical_seg call's leaders are chosen for the bytes of 
         return std::string(static_cast<const Algorithm*>(call.leaders)->name);
     };
     CHECK(leaders_of(262144) == "ring");
-    loom_rules_set_segment_size(std::size_t(1) << 20);
-    CHECK(leaders_of(262144) == "pat");
-    loom_rules_set_segment_size(0);
+    {
+        // Process-wide: put back at 0 however the block ends (a failed REQUIRE throws), so that
+        // no later test case runs with it set.
+        struct SegmentSize {
+            SegmentSize() { loom_rules_set_segment_size(std::size_t(1) << 20); }
+            ~SegmentSize() { loom_rules_set_segment_size(0); }
+        } one_mib;
+        CHECK(leaders_of(262144) == "pat");
+    }
     // A rule's segment= wins over the parameter: 2 MiB in segments of 1 MiB.
     CHECK(leaders_of(524288) == "pat");
 
