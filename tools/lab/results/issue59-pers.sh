@@ -1,12 +1,2 @@
-# persistent calls (MPI_Allreduce_init & co., started and waited) across emulated nodes: loom's choice against the job without loom
-cd "$(dirname "$0")/../../.."
-BUILD=$1 TAG=$2  # e.g. build-rel ompi41; on 5.0: tools/dev/debian-root run -- bash THIS build-trixie-rel ompi50
-for shape in "2 2" "3 2" "4 1"; do set -- $shape
-  for pml in ob1 ucx; do for rate in 1gbit none; do
-    tools/dev/emucluster-bench --build-dir $BUILD --hosts $1 --slots $2 --rate $rate --pml $pml --rounds 3 \
-      --algorithms loom --repeats 3 --time 0.02 --form persistent \
-      --collectives allreduce,allgather,reduce_scatter_block,bcast,alltoall --bytes 8,4K,64K,1M \
-      --csv tools/lab/results/issue59-pers-$TAG-h$1x$2-$rate-$pml.csv > tools/lab/results/issue59-pers-$TAG-h$1x$2-$rate-$pml.txt 2>&1 \
-      || echo "FAILED $shape $pml $rate"
-  done; done
-done
+# persistent calls (MPI_Allreduce_init & co., started and waited) across emulated nodes: issue59-nb.sh's runs in that form
+exec bash "$(dirname "$0")/issue59-nb.sh" "$1" "$2" persistent
