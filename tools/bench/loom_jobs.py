@@ -139,6 +139,14 @@ def ompi_coll_components(ompi_info="ompi_info"):
 LAUNCHERS = ("mpirun", "srun")
 
 
+def srun_command(args, nproc):
+    """srun of `nproc` tasks with the launcher arguments `args`: --mpi=pmix unless they name an
+    --mpi (Open MPI's jobs under Slurm start through PMIx)."""
+    args = list(args)
+    mpi = [] if any(a == "--mpi" or a.startswith("--mpi=") for a in args) else ["--mpi=pmix"]
+    return ["srun"] + mpi + ["-n", str(nproc)] + args
+
+
 class Jobs:
     """Command lines for loom-bench at `nproc` ranks, loom-bench and the plugin from the build
     tree `build`, or, if `build` is None, from where `meson install` put them: `installed` is (the
@@ -211,11 +219,10 @@ class Jobs:
                 fail(prog, "--launcher srun runs inside a Slurm allocation, so that every job runs on the same "
                            f"nodes: e.g. salloc -n {nproc} {prog} --launcher srun ...", 2)
             args = list(mpirun_args)
-            mpi = [] if any(a == "--mpi" or a.startswith("--mpi=") for a in args) else ["--mpi=pmix"]
             placed = any(a in ("-N", "--nodes", "-w", "--nodelist", "--ntasks-per-node") or
                          a.startswith(("--nodes=", "--nodelist=", "--ntasks-per-node=")) for a in args)
             settings = ["OMPI_MCA_mpi_yield_when_idle=1"] if oversubscribed and not placed else []
-            srun = ["srun"] + mpi + ["-n", str(nproc)] + args
+            srun = srun_command(args, nproc)
             self.jobs = {
                 "loom": ["env"] + settings + [f"OMPI_MCA_mca_base_component_path={components}:{plugin_dir}"] + srun,
                 "ompi": ["env"] + settings + [f"OMPI_MCA_mca_base_component_path={components}",
