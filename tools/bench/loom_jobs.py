@@ -389,28 +389,39 @@ SLOTS_WITHOUT_REPORT = {
     "sm": set("allreduce barrier bcast reduce".split()),
 }
 
-_PROCESS_LINE = re.compile(r"^\[([^\]]+)\] (.*)$")
-_PROCESS_MARK = re.compile(r"\[[^\]\s]+:\d+\] ")
+_PROCESS_LINE = re.compile(r"^\[([^\[\]]+)\] (.*)$")
+# A process's prefix, "[host:pid] " (no "[" inside: a prefix cut short, "[vm:1", may be followed at
+# once by a whole one, "[vm:2] ", and the two must not read as one).
+_PROCESS_MARK = re.compile(r"\[[^\[\]\s]+:\d+\] ")
+# The start of a prefix cut short: "[", "[vm", "[vm:1", "[vm:1]".
+_PREFIX_START = re.compile(r"\[[^\[\]\s]*(:\d*)?\]?")
 
 
 def process_lines(output):
-    """output's lines, each one process's: Open MPI 5's launcher forwards every rank's output in
-    chunks that may end inside a line, so another rank's line can follow a cut one ("[vm:1] coll:ba"
-    "[vm:2] coll:base: ...") and the cut line's rest come later on a line of its own, without a
-    process prefix. Such a rest is joined back to the cut line."""
-    lines, cut = [], None
+    """output's lines, each one process's. Open MPI 5's launcher forwards every rank's output in
+    chunks that may end anywhere in a line, even inside its "[host:pid] " prefix, so another rank's
+    whole line can follow a cut one on the same line ("[vm:1] coll:ba[vm:2] coll:base: ...",
+    "[v[vm:2] coll:base: ...") and the cut line's rest comes later, at the start of a line ("se:
+    ...", "m:1] coll:base: ..."). Each rest is joined back to the oldest cut line still waiting
+    for one (a process's chunks come in order; which of several cut processes goes on first is
+    not known, so two cuts at once can be joined crosswise). A cut whose rest never comes is
+    returned as it is, after the other lines."""
+    lines, cuts = [], []
     for line in output.splitlines():
-        if cut is not None and not _PROCESS_MARK.match(line):
-            line, cut = cut + line, None
         marks = [m.start() for m in _PROCESS_MARK.finditer(line)]
-        if len(marks) > 1 and marks[0] == 0:
-            if cut is not None:
-                lines.append(cut)
-            cut, line = line[:marks[-1]], line[marks[-1]:]
-        lines.append(line)
-    if cut is not None:
-        lines.append(cut)
-    return lines
+        head = line[:marks[0]] if marks else line
+        if marks and head and _PREFIX_START.fullmatch(head):
+            cuts.append(head)
+        elif cuts and (head or not marks):
+            lines.append(cuts.pop(0) + head)
+        elif head or not marks:
+            lines.append(head)
+        pieces = [line[a:b] for a, b in zip(marks, marks[1:] + [len(line)])]
+        cuts.extend(pieces[:-1])  # each cut short by the next prefix
+        lines.extend(pieces[-1:])
+    return lines + cuts
+
+
 _NEW_COMM = re.compile(r"coll:base:comm_select: new communicator: (.*) \(cid (\S+)\)$")
 _SELECTING = re.compile(r"coll:base:comm_select: selecting +(\S+), priority +(-?\d+), (Enabled|Disabled)$")
 _SLOT = re.compile(r"coll:base:comm_select: communicator (.*) rank \d+ (\w+) -> (\S+)$")
