@@ -7,7 +7,8 @@
 //                       gatherv, scatterv, alltoallv, alltoallw, neighbor_allgather(v),
 //                       neighbor_alltoall(v, w))]
 //       [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]
-//       [--repeats 5] [--time 0.05] [--csv FILE] [--bound] [--form blocking|nonblocking|persistent]
+//       [--repeats 5] [--time 0.05] [--csv FILE] [--output FILE] [--bound]
+//       [--form blocking|nonblocking|persistent]
 //       [--overlap] [--topology ring|cart:AxB...|stencil:AxB]
 //
 // Contenders. If loom is enabled on MPI_COMM_WORLD, "all" means every algorithm of the
@@ -72,7 +73,10 @@
 // t: seconds per call); a value near
 // the machine's copy or link bandwidth means the algorithm is bandwidth-bound. With --csv it
 // writes rows collective,contender,np,bytes,time_us,iterations,busbw_GBps. Progress (one line per
-// size, with the elapsed time) goes to stderr.
+// size, with the elapsed time) goes to stderr. With --output FILE rank 0 writes what it would
+// print on standard output to FILE itself, not through the launcher: Open MPI 5's (PRRTE over
+// PMIx) has been seen here to drop pieces of a busy job's output (a job with coll verbose on
+// four ranks lost part of a line), and a test that reads the report must get all of it.
 // --bound adds, for allreduce, reduce_scatter_block, allgather and bcast, the single-copy
 // lower bound of each size, measured on this machine (tools/bench/bound.hpp: every rank copying
 // and reducing at once), as a column "bound" (CSV rows with contender "bound") and a third
@@ -132,7 +136,7 @@ const char* const kUsage =
     "                          neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,\n"
     "                          neighbor_alltoallw)\n"
     "           [--sizes 8:64K | --bytes 8,1K,...] [--algorithms all|each|loom|fallback|NAME,...]\n"
-    "           [--repeats 5] [--time 0.05] [--csv FILE] [--bound]\n"
+    "           [--repeats 5] [--time 0.05] [--csv FILE] [--output FILE] [--bound]\n"
     "           [--form blocking|nonblocking|persistent] [--overlap]\n"
     "           [--topology ring|cart:AxB...|stencil:AxB] (the neighbourhood collectives; a 'p'\n"
     "                         after an extent: periodic)\n"
@@ -154,6 +158,7 @@ struct Options {
     int repeats = 5;
     double seconds = 0.05; // per timed run
     std::string csv;
+    std::string output; // rank 0's report to this file instead of standard output
     bool bound = false;       // measure and show the single-copy lower bound
     bool nonblocking = false; // --form nonblocking: MPI_Iallreduce + MPI_Wait (also set for persistent)
     bool persistent = false;  // --form persistent: MPI_Allreduce_init once, MPI_Start + MPI_Wait
@@ -250,6 +255,8 @@ Options parse_options(int argc, char** argv)
             if (!(o.seconds > 0 && o.seconds <= 10)) throw Usage("--time wants seconds in (0, 10]");
         } else if (arg == "--csv")
             o.csv = value();
+        else if (arg == "--output")
+            o.output = value();
         else if (arg == "--bound")
             o.bound = true;
         else if (arg == "--form") {
@@ -715,6 +722,8 @@ int main(int argc, char** argv)
         int ranks_per_node = 0;
         const int nodes = bench::count_nodes(rank, size, &ranks_per_node);
         std::ofstream csv;
+        if (rank == 0 && !o.output.empty() && !std::freopen(o.output.c_str(), "w", stdout))
+            throw std::runtime_error(o.output + ": cannot write");
         if (rank == 0 && !o.csv.empty()) {
             csv.open(o.csv);
             if (!csv) throw std::runtime_error(o.csv + ": cannot write");
@@ -793,6 +802,8 @@ int main(int argc, char** argv)
             csv.close();
             if (!csv) throw std::runtime_error(o.csv + ": cannot write");
         }
+        if (rank == 0 && !o.output.empty() && (std::fflush(stdout) != 0 || std::ferror(stdout)))
+            throw std::runtime_error(o.output + ": cannot write");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "loom-bench: rank %d: %s\n", rank, e.what());
         MPI_Abort(MPI_COMM_WORLD, 1);
